@@ -1,0 +1,71 @@
+"""glassgrad: define-by-run autograd on NumPy with PyTorch's API and a glass-box graph.
+
+``import glassgrad as torch`` runs PyTorch autograd code. This module only re-exports.
+"""
+
+from . import dtypes  # noqa: F401
+from .tensor import Tensor, Size  # noqa: F401
+from .ops import primitive as _primitive
+
+_primitive.Tensor = Tensor
+
+from . import _tensor_methods  # noqa: E402,F401
+from .dtypes import (  # noqa: E402,F401
+    bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
+    int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
+    uint8,
+)
+from .backend import device  # noqa: E402,F401
+from ._factories import (  # noqa: E402,F401
+    Generator, arange, as_tensor, bernoulli, default_generator, empty, empty_like, eye,
+    from_numpy, full, full_like, get_rng_state, initial_seed, linspace, logspace, manual_seed,
+    multinomial, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
+    randn_like, randperm, seed, set_rng_state, tensor, zeros, zeros_like,
+)
+from .autograd.grad_mode import (  # noqa: E402,F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
+)
+from .ops.elementwise import (  # noqa: E402,F401
+    abs, absolute, acos, add, addcdiv, addcmul, arccos, arcsin, arctan, arctan2, asin, atan,
+    atan2, ceil, clamp, clamp_max, clamp_min, clip, clone, cos, cosh, div, divide, erf, exp, expm1,
+    fix, floor, floor_divide, fmod, frac, lerp, log, log1p, log2, log10, maximum, minimum, mul,
+    multiply, neg, negative, pow, reciprocal, relu, remainder, round, rsqrt, sigmoid, sign, sin,
+    sinh, sqrt, square, sub, subtract, tan, tanh, true_divide, trunc, where,
+)
+from .ops.reduction import (  # noqa: E402,F401
+    all, amax, amin, any, argmax, argmin, cumprod, cumsum, logsumexp, max, mean, min, nansum,
+    norm, prod, std, std_mean, sum, var, var_mean,
+)
+from .ops.shape import (  # noqa: E402,F401
+    broadcast_to, cat, chunk, concat, concatenate, flatten, flip, fliplr, flipud,
+    hstack, movedim, moveaxis, narrow, permute, reshape, roll, split,
+    squeeze, stack, swapaxes, swapdims, t, tile, transpose, unbind, unflatten, unsqueeze, vstack,
+)
+from .ops.indexing import (  # noqa: E402,F401
+    gather, index_add, index_put, index_select, masked_fill, masked_select, nonzero, scatter,
+    scatter_add, select, take,
+)
+from .ops.linalg import bmm, dot, ger, inner, matmul, mm, mv, outer, vdot  # noqa: E402,F401
+from .comparison import (  # noqa: E402,F401
+    allclose, argsort, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge, greater,
+    greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf, isposinf, le, less, less_equal,
+    logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal, sort, topk, unique,
+)
+from . import autograd  # noqa: E402,F401
+
+
+def is_tensor(obj) -> bool:
+    """True for glassgrad Tensors (``torch.is_tensor``)."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+__version__ = "0.1.0"

@@ -1,0 +1,329 @@
+"""Tensor factories (``torch.tensor``, ``zeros``, ``randn``, ...) and the random ``Generator``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .backend import device as _device
+from .tensor import Tensor
+
+
+class Generator:
+    """A reproducible random stream (``torch.Generator``): ``manual_seed``, ``get_state``.
+
+    glassgrad's stream (NumPy's PCG64) is its own: the same seed gives the same numbers on every
+    run, but not PyTorch's numbers.
+    """
+
+    def __init__(self, device="cpu"):
+        self._seed = 67280421310721
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self.device = _device(device)
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        return self
+
+    def seed(self) -> int:
+        s = int(np.random.SeedSequence().entropy % (2**63))
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        import json
+
+        raw = json.dumps(self._rng.bit_generator.state).encode()
+        return Tensor._make(np.frombuffer(raw, dtype=np.uint8).copy())
+
+    def set_state(self, state: Tensor) -> None:
+        import json
+
+        self._rng.bit_generator.state = json.loads(bytes(state._array.tolist()).decode())
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator (``torch.manual_seed``)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator.get_state()
+
+
+def set_rng_state(state: Tensor) -> None:
+    default_generator.set_state(state)
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+def _finish(arr, requires_grad: bool) -> Tensor:
+    t = Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _dt(dtype, default=None):
+    if dtype is None:
+        return (default or dtypes.get_default_dtype()).np
+    if isinstance(dtype, dtypes.dtype):
+        return dtype.np
+    return dtypes.from_numpy_dtype(dtype).np
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s.item())
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"size must be a tuple of ints, but got an element of type {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _infer_array(data, dtype):
+    if isinstance(data, Tensor):
+        arr = data._array
+        return arr.astype(dtype.np) if dtype is not None else arr.copy()
+    if isinstance(data, np.ndarray):
+        src = data
+        if dtype is None:
+            d = dtypes.from_numpy_dtype(src.dtype)
+            return np.array(src, dtype=d.np)
+        return np.array(src, dtype=dtype.np)
+    if isinstance(data, (list, tuple)):
+        data = _unwrap_nested(data)
+    arr = np.asarray(data)
+    if arr.dtype == object:
+        raise ValueError(
+            "glassgrad.tensor: could not infer a dtype; nested sequences must be rectangular "
+            "lists of numbers"
+        )
+    if dtype is not None:
+        return np.array(arr, dtype=dtype.np)
+    if arr.dtype.kind == "f":
+        return arr.astype(dtypes.get_default_dtype().np)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype.kind in "US":
+        raise TypeError(f"new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
+    return np.array(arr, dtype=dtypes.from_numpy_dtype(arr.dtype).np)
+
+
+def _unwrap_nested(data):
+    out = []
+    for v in data:
+        if isinstance(v, Tensor):
+            out.append(v._array.tolist() if v._array.ndim else v.item())
+        elif isinstance(v, (list, tuple)):
+            out.append(_unwrap_nested(v))
+        else:
+            out.append(v)
+    return out
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory=False) -> Tensor:
+    """A new leaf tensor that copies ``data`` (numbers, nested lists, arrays, tensors)
+    (``torch.tensor``). Python floats become the default dtype, ints int64, bools bool.
+
+    Raises RuntimeError for ``requires_grad=True`` on a non-floating dtype.
+    """
+    arr = _infer_array(data, dtype)
+    if requires_grad and arr.dtype.kind not in "f" and arr.dtype != dtypes.bfloat16.np:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    return _finish(arr, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Share memory with ``data`` when it is an ndarray of a supported dtype (``torch.as_tensor``)."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or data.dtype == dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and dtype is None:
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(ndarray) -> Tensor:
+    """A tensor sharing memory with ``ndarray`` (``torch.from_numpy``)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    dtypes.from_numpy_dtype(ndarray.dtype)
+    if ndarray.dtype.kind == "u" and ndarray.dtype != np.uint8:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{ndarray.dtype}.")
+    return Tensor._make(ndarray)
+
+
+def legacy_constructor(*args, **kwargs) -> Tensor:
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        return tensor(args[0], dtype=dtypes.float32)
+    return zeros(*args, dtype=dtypes.float32)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:
+    """A tensor of zeros of shape ``size`` (``torch.zeros``)."""
+    return _finish(np.zeros(_size(size), dtype=_dt(dtype)), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:
+    """A tensor of ones of shape ``size`` (``torch.ones``)."""
+    return _finish(np.ones(_size(size), dtype=_dt(dtype)), requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of shape ``size`` filled with ``fill_value``; dtype inferred from the value."""
+    if dtype is None:
+        dtype = dtypes.scalar_dtype(fill_value)
+    return _finish(np.full(_size((size,)), fill_value, dtype=_dt(dtype)), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
+    """Uninitialised memory is never handed out: ``empty`` returns zeros (``torch.empty``)."""
+    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+
+def _like(input, dtype):
+    return input._array.shape, (dtype.np if dtype is not None else input._array.dtype)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    shape, dt = _like(input, dtype)
+    return _finish(np.zeros(shape, dtype=dt), requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    shape, dt = _like(input, dtype)
+    return _finish(np.ones(shape, dtype=dt), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    shape, dt = _like(input, dtype)
+    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``); int64 when all
+    arguments are integers, else the default float dtype."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if vals[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        is_int = all(isinstance(v, (int, np.integer)) for v in vals)
+        dtype = dtypes.int64 if is_int else dtypes.get_default_dtype()
+    n = int(np.ceil((vals[1] - vals[0]) / vals[2]))
+    arr = (vals[0] + np.arange(max(n, 0)) * vals[2]).astype(_dt(dtype))
+    return _finish(arr, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (``torch.linspace``)."""
+    return _finish(np.linspace(start, end, int(steps)).astype(_dt(dtype)), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False) -> Tensor:
+    return _finish(np.logspace(start, end, int(steps), base=base).astype(_dt(dtype)), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """The (n, m) identity matrix (``torch.eye``)."""
+    return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples in [0, 1) of shape ``size`` (``torch.rand``)."""
+    dt = _dt(dtype)
+    return _finish(_rng(generator).random(_size(size)).astype(dt), requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples of shape ``size`` (``torch.randn``)."""
+    dt = _dt(dtype)
+    return _finish(_rng(generator).standard_normal(_size(size)).astype(dt), requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
+    """Integers in [low, high) of shape ``size`` (``torch.randint``); int64 by default."""
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    arr = _rng(generator).integers(low, high, size=_size((size,)))
+    return _finish(arr.astype(_dt(dtype, dtypes.int64)), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of 0..n-1 (``torch.randperm``); int64."""
+    return _finish(_rng(generator).permutation(int(n)).astype(_dt(dtype, dtypes.int64)), False)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False) -> Tensor:
+    """Normal samples with ``mean``/``std`` numbers or tensors (``torch.normal``)."""
+    m = mean._array if isinstance(mean, Tensor) else mean
+    s = std._array if isinstance(std, Tensor) else std
+    shape = _size((size,)) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
+    dt = m.dtype if isinstance(m, np.ndarray) else _dt(dtype)
+    return _finish((_rng(generator).standard_normal(shape) * s + m).astype(dt), requires_grad)
+
+
+def rand_like(input, *, dtype=None, generator=None, requires_grad=False):
+    shape, dt = _like(input, dtype)
+    return _finish(_rng(generator).random(shape).astype(dt), requires_grad)
+
+
+def randn_like(input, *, dtype=None, generator=None, requires_grad=False):
+    shape, dt = _like(input, dtype)
+    return _finish(_rng(generator).standard_normal(shape).astype(dt), requires_grad)
+
+
+def randint_like(input, low, high=None, *, dtype=None, generator=None):
+    if high is None:
+        low, high = 0, low
+    shape, dt = _like(input, dtype)
+    return _finish(_rng(generator).integers(low, high, size=shape).astype(dt), False)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    prob = input._array if p is None else np.full(input._array.shape, p)
+    return Tensor._make((_rng(generator).random(input._array.shape) < prob).astype(input._array.dtype))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    probs = input._array.astype(np.float64)
+    rows = probs.reshape(-1, probs.shape[-1])
+    out = []
+    for row in rows:
+        out.append(_rng(generator).choice(row.size, size=num_samples, replace=replacement,
+                                          p=row / row.sum()))
+    res = np.asarray(out, dtype=np.int64)
+    return Tensor._make(res.reshape(probs.shape[:-1] + (num_samples,)))

@@ -1,0 +1,382 @@
+"""Tensor methods and operators: one-line delegations to the public functions (``x.exp()`` ->
+``ops.elementwise.exp(x)``), so tensor.py stays small. In-place forms go through
+``Primitive.apply_inplace`` (version bump, leaf check, history rebase)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import comparison as cmp
+from . import dtypes
+from .backend import device as _device
+from .ops import elementwise as ew
+from .ops import indexing as ix
+from .ops import linalg as la
+from .ops import reduction as red
+from .ops import shape as sh
+from .ops._util import as_tensor_arg, cast, is_tensor
+from .tensor import Tensor
+
+_FUNCTIONS = {
+    ew: "exp log log1p expm1 log2 log10 sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
+        "sigmoid relu erf reciprocal abs frac sign floor ceil trunc neg negative round add sub "
+        "subtract mul multiply div divide true_divide floor_divide remainder fmod pow atan2 "
+        "maximum minimum clamp clip clamp_min clamp_max lerp addcmul addcdiv square clone "
+        "arcsin arccos arctan absolute fix",
+    red: "sum nansum mean prod amax amin max min argmax argmin all any cumsum cumprod logsumexp "
+         "var std norm",
+    sh: "reshape flatten unflatten permute transpose swapaxes swapdims t expand expand_as "
+        "broadcast_to sum_to_size squeeze unsqueeze narrow split chunk unbind movedim moveaxis "
+        "flip fliplr flipud roll repeat tile",
+    ix: "gather scatter scatter_add index_select index_add masked_fill masked_select take "
+        "nonzero select index_put",
+    la: "matmul mm bmm mv dot outer inner ger",
+    cmp: "eq ne lt le gt ge greater greater_equal less less_equal not_equal logical_and "
+         "logical_or logical_xor logical_not bitwise_not bitwise_and bitwise_or bitwise_xor "
+         "isnan isinf isfinite isposinf isneginf equal allclose isclose sort argsort topk unique",
+}
+
+for _module, _names in _FUNCTIONS.items():
+    for _name in _names.split():
+        setattr(Tensor, _name, getattr(_module, _name))
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _not_implemented_for(fn):
+    def op(self, other):
+        if not (is_tensor(other) or isinstance(other, (int, float, bool, np.number, np.bool_))):
+            return NotImplemented
+        return fn(self, other)
+
+    return op
+
+
+Tensor.__add__ = Tensor.__radd__ = _not_implemented_for(ew.add)
+Tensor.__sub__ = _not_implemented_for(ew.sub)
+Tensor.__rsub__ = _not_implemented_for(_swap(ew.sub))
+Tensor.__mul__ = Tensor.__rmul__ = _not_implemented_for(ew.mul)
+Tensor.__truediv__ = _not_implemented_for(ew.div)
+Tensor.__rtruediv__ = _not_implemented_for(_swap(ew.div))
+Tensor.__floordiv__ = _not_implemented_for(ew.floor_divide)
+Tensor.__rfloordiv__ = _not_implemented_for(_swap(ew.floor_divide))
+Tensor.__mod__ = _not_implemented_for(ew.remainder)
+Tensor.__rmod__ = _not_implemented_for(_swap(ew.remainder))
+Tensor.__pow__ = _not_implemented_for(ew.pow)
+Tensor.__rpow__ = _not_implemented_for(_swap(ew.pow))
+Tensor.__matmul__ = la.matmul
+Tensor.__rmatmul__ = _swap(la.matmul)
+Tensor.__neg__ = ew.neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = ew.abs
+Tensor.__invert__ = cmp.bitwise_not
+Tensor.__eq__ = _not_implemented_for(cmp.eq)
+Tensor.__ne__ = _not_implemented_for(cmp.ne)
+Tensor.__lt__ = _not_implemented_for(cmp.lt)
+Tensor.__le__ = _not_implemented_for(cmp.le)
+Tensor.__gt__ = _not_implemented_for(cmp.gt)
+Tensor.__ge__ = _not_implemented_for(cmp.ge)
+Tensor.__and__ = Tensor.__rand__ = _not_implemented_for(cmp.bitwise_and)
+Tensor.__or__ = Tensor.__ror__ = _not_implemented_for(cmp.bitwise_or)
+Tensor.__xor__ = Tensor.__rxor__ = _not_implemented_for(cmp.bitwise_xor)
+Tensor.__getitem__ = ix.getitem
+Tensor.__setitem__ = ix.setitem
+Tensor.view = sh.view
+Tensor.contiguous = lambda self, memory_format=None: (
+    self if self._array.flags.c_contiguous else ew.clone(self))
+Tensor.view_as = lambda self, other: sh.view(self, other._array.shape)
+Tensor.reshape_as = lambda self, other: sh.reshape(self, other._array.shape)
+
+
+# --- conversions -------------------------------------------------------------------------------
+def to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``: self when unchanged."""
+    dtype = kwargs.get("dtype")
+    copy = kwargs.get("copy", False)
+    for a in args:
+        if isinstance(a, dtypes.dtype):
+            dtype = a
+        elif is_tensor(a):
+            dtype = a.dtype
+        elif isinstance(a, (str, _device)):
+            _device(a)
+    if "device" in kwargs and kwargs["device"] is not None:
+        _device(kwargs["device"])
+    out = self if dtype is None else ew.to_dtype(self, dtype)
+    if copy and out is self:
+        out = ew.clone(self)
+    return out
+
+
+def _caster(d):
+    return lambda self, memory_format=None: ew.to_dtype(self, d)
+
+
+Tensor.to = to
+Tensor.float = _caster(dtypes.float32)
+Tensor.double = _caster(dtypes.float64)
+Tensor.half = _caster(dtypes.float16)
+Tensor.bfloat16 = _caster(dtypes.bfloat16)
+Tensor.long = _caster(dtypes.int64)
+Tensor.int = _caster(dtypes.int32)
+Tensor.short = _caster(dtypes.int16)
+Tensor.char = _caster(dtypes.int8)
+Tensor.byte = _caster(dtypes.uint8)
+Tensor.bool = _caster(dtypes.bool)
+Tensor.type_as = lambda self, other: ew.to_dtype(self, other.dtype)
+Tensor.cpu = lambda self, memory_format=None: self
+Tensor.cuda = lambda self, device=None, non_blocking=False: self
+Tensor.pin_memory = lambda self: self
+Tensor.share_memory_ = lambda self: self
+Tensor.get_device = lambda self: -1
+
+
+def type_(self, dtype=None, non_blocking=False):
+    """``x.type()`` -> 'torch.FloatTensor'; ``x.type(dtype)`` converts."""
+    if dtype is None:
+        return dtypes.type_name(self.dtype)
+    if isinstance(dtype, str):
+        for d in dtypes.ALL:
+            if dtypes.type_name(d) == dtype.replace("glassgrad.", "torch."):
+                dtype = d
+                break
+    return ew.to_dtype(self, dtype)
+
+
+Tensor.type = type_
+
+
+def _new(fill):
+    def method(self, *size, dtype=None, device=None, requires_grad=False):
+        from . import _factories
+
+        if len(size) == 1 and isinstance(size[0], (tuple, list)):
+            size = tuple(size[0])
+        d = dtype or self.dtype
+        t = Tensor._make(np.full(_factories._size(size), fill, dtype=d.np))
+        return t.requires_grad_(requires_grad) if requires_grad else t
+
+    return method
+
+
+Tensor.new_zeros = _new(0)
+Tensor.new_ones = _new(1)
+Tensor.new_empty = _new(0)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    t = Tensor._make(np.full(tuple(size), fill_value, dtype=(dtype or self.dtype).np))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    from ._factories import tensor
+
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+Tensor.new_full = new_full
+Tensor.new_tensor = new_tensor
+
+
+# --- in-place ----------------------------------------------------------------------------------
+def _operand(self, other, op):
+    """``other`` as a Tensor of self's dtype; PyTorch's rule that the result must fit self."""
+    o = as_tensor_arg(other, self, op)
+    if o._array.dtype != self._array.dtype:
+        rd = dtypes.result_type(self, other)
+        if rd._kind > self.dtype._kind:
+            raise RuntimeError(
+                f"result type {rd.name.capitalize()} can't be cast to the desired output type "
+                f"{self.dtype.name.capitalize()} (in-place {op} on a {self.dtype} tensor)"
+            )
+        o = cast(o, self._array.dtype)
+    return o
+
+
+def _binary_inplace(prim, op, check=None):
+    def method(self, other, *, alpha=1):
+        if alpha != 1:
+            other = ew.mul(other, alpha)
+        return prim.apply_inplace(self, _operand(self, other, op))
+
+    method.__name__ = op
+    return method
+
+
+Tensor.add_ = _binary_inplace(ew.Add, "add_")
+Tensor.sub_ = _binary_inplace(ew.Sub, "sub_")
+Tensor.subtract_ = Tensor.sub_
+
+
+def mul_(self, other):
+    return ew.Mul.apply_inplace(self, _operand(self, other, "mul_"))
+
+
+def div_(self, other, *, rounding_mode=None):
+    if rounding_mode is not None or not self.is_floating_point():
+        return _commit(self, ew.div(self, other, rounding_mode=rounding_mode), "div_")
+    return ew.Div.apply_inplace(self, _operand(self, other, "div_"))
+
+
+def pow_(self, exponent):
+    if is_tensor(exponent):
+        return ew.Pow.apply_inplace(self, _operand(self, exponent, "pow_"))
+    return ew.PowScalar.apply_inplace(self, exponent=exponent)
+
+
+Tensor.mul_ = Tensor.multiply_ = mul_
+Tensor.div_ = Tensor.divide_ = Tensor.true_divide_ = div_
+Tensor.pow_ = pow_
+Tensor.__iadd__ = lambda self, other: Tensor.add_(self, other)
+Tensor.__isub__ = lambda self, other: Tensor.sub_(self, other)
+Tensor.__imul__ = mul_
+Tensor.__itruediv__ = div_
+Tensor.__ipow__ = pow_
+
+
+def _unary_inplace(prim):
+    return lambda self: prim.apply_inplace(self)
+
+
+for _name, _prim in {
+    "exp_": ew.Exp, "log_": ew.Log, "log1p_": ew.Log1p, "expm1_": ew.Expm1, "sqrt_": ew.Sqrt,
+    "rsqrt_": ew.Rsqrt, "sin_": ew.Sin, "cos_": ew.Cos, "tan_": ew.Tan, "tanh_": ew.Tanh,
+    "sigmoid_": ew.Sigmoid, "relu_": ew.Relu, "abs_": ew.Abs, "neg_": ew.Neg, "floor_": ew.Floor,
+    "ceil_": ew.Ceil, "round_": ew.Round, "trunc_": ew.Trunc, "sign_": ew.Sign,
+    "reciprocal_": ew.Reciprocal, "erf_": ew.Erf, "frac_": ew.Frac, "atan_": ew.Atan,
+    "asin_": ew.Asin, "acos_": ew.Acos, "sinh_": ew.Sinh, "cosh_": ew.Cosh,
+}.items():
+    setattr(Tensor, _name, _unary_inplace(_prim))
+Tensor.negative_ = Tensor.neg_
+
+
+def clamp_(self, min=None, max=None):  # noqa: A002 - torch's names
+    if is_tensor(min) or is_tensor(max):
+        return _commit(self, ew.clamp(self, min, max), "clamp_")
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return ew.Clamp.apply_inplace(self, min=min, max=max)
+
+
+Tensor.clamp_ = Tensor.clip_ = clamp_
+Tensor.clamp_min_ = lambda self, min: clamp_(self, min=min)  # noqa: A002
+Tensor.clamp_max_ = lambda self, max: clamp_(self, max=max)  # noqa: A002
+
+
+def fill_(self, value):
+    if is_tensor(value):
+        if value._array.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value._array.ndim} dimensions."
+            )
+        return ew.CopyFrom.apply_inplace(self, cast(value, self._array.dtype))
+    return ew.Fill.apply_inplace(self, value=value)
+
+
+def zero_(self):
+    return ew.Fill.apply_inplace(self, value=0)
+
+
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast, converted) into self in place; differentiable w.r.t. ``src``."""
+    if not is_tensor(src):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src._array.dtype != self._array.dtype:
+        src = ew.to_dtype(src, self.dtype)
+    return ew.CopyFrom.apply_inplace(self, src)
+
+
+def masked_fill_(self, mask, value):
+    m = mask._array if is_tensor(mask) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}"
+        )
+    v = _operand(self, value, "masked_fill_")
+    return ew.MaskedFill.apply_inplace(self, v, mask=m)
+
+
+Tensor.fill_ = fill_
+Tensor.zero_ = zero_
+Tensor.copy_ = copy_
+Tensor.masked_fill_ = masked_fill_
+
+
+def _commit(self, result, op):
+    """In-place form of a composite: write ``result`` into self and take over its history."""
+    from .ops.primitive import _check_inplace_leaf
+
+    if result._requires_grad:
+        _check_inplace_leaf(self)
+    self._write(result._array, op)
+    if result._requires_grad:
+        self._requires_grad = True
+        self.grad_fn = result.grad_fn
+        self._output_nr = result._output_nr
+        self._rebase_history()
+    return self
+
+
+def _composite_inplace(fn, op):
+    def method(self, *args, **kwargs):
+        src = self._snapshot() if self._requires_grad else self
+        return _commit(self, fn(src, *args, **kwargs), op)
+
+    method.__name__ = op
+    return method
+
+
+Tensor.lerp_ = _composite_inplace(ew.lerp, "lerp_")
+Tensor.addcmul_ = _composite_inplace(ew.addcmul, "addcmul_")
+Tensor.addcdiv_ = _composite_inplace(ew.addcdiv, "addcdiv_")
+Tensor.remainder_ = _composite_inplace(ew.remainder, "remainder_")
+Tensor.floor_divide_ = _composite_inplace(ew.floor_divide, "floor_divide_")
+Tensor.scatter_ = _composite_inplace(ix.scatter, "scatter_")
+Tensor.scatter_add_ = _composite_inplace(ix.scatter_add, "scatter_add_")
+Tensor.index_add_ = _composite_inplace(ix.index_add, "index_add_")
+Tensor.maximum_ = _composite_inplace(ew.maximum, "maximum_")
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__imod__ = Tensor.remainder_
+
+
+# --- random fills (no history: used by nn.init under no_grad) ----------------------------------
+def _random_fill(sample):
+    def method(self, *args, generator=None, **kwargs):
+        from ._factories import _rng
+
+        arr = sample(_rng(generator), self._array.shape, *args, **kwargs)
+        return ew.CopyFrom.apply_inplace(self, Tensor._make(np.asarray(arr, dtype=self._array.dtype)))
+
+    return method
+
+
+Tensor.uniform_ = _random_fill(lambda r, s, a=0.0, b=1.0: r.uniform(a, b, s))
+Tensor.normal_ = _random_fill(lambda r, s, mean=0.0, std=1.0: r.normal(mean, std, s))
+Tensor.bernoulli_ = _random_fill(lambda r, s, p=0.5: r.random(s) < p)
+Tensor.exponential_ = _random_fill(lambda r, s, lambd=1.0: r.exponential(1.0 / lambd, s))
+Tensor.random_ = _random_fill(
+    lambda r, s, a=0, b=None: r.integers(0 if b is None else a, a if b is None else b, s))
+Tensor.geometric_ = _random_fill(lambda r, s, p: r.geometric(p, s))
+Tensor.log_normal_ = _random_fill(lambda r, s, mean=1.0, std=2.0: r.lognormal(mean, std, s))
+Tensor.cauchy_ = _random_fill(lambda r, s, median=0.0, sigma=1.0: median + sigma * r.standard_cauchy(s))
+
+
+def _squeeze_(self, dim=None):
+    out = sh.squeeze(self, dim)
+    self._array = out._array
+    return self
+
+
+def _unsqueeze_(self, dim):
+    out = sh.unsqueeze(self, dim)
+    self._array = out._array
+    return self
+
+
+Tensor.squeeze_ = _squeeze_
+Tensor.unsqueeze_ = _unsqueeze_
+_ = red

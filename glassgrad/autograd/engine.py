@@ -1,0 +1,376 @@
+"""The backward engine: ``backward`` and ``grad`` over the recorded graph (PyTorch's semantics).
+
+Walks are iterative (no recursion), so a chain of a million nodes is fine. Ready nodes run in reverse
+creation order, as PyTorch's engine runs them; leaves are reached through ``AccumulateGrad``.
+Broadcasting is undone here, in one place: each gradient is summed to its input's shape and cast to
+its dtype before it is delivered.
+"""
+
+from __future__ import annotations
+
+import heapq
+import warnings
+
+from .. import dtypes
+from .grad_mode import _state
+from .graph import AccumulateGrad, _second_time_message, grad_accumulator
+
+_Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)
+
+
+class _Anomaly:
+    enabled = False
+    check_nan = True
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, _Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _seeds(outputs, grad_outputs, what: str):
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(
+            f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} outputs"
+        )
+    seeds = []
+    for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(t, _Tensor):
+            raise TypeError(f"{what}: expected Tensors as outputs, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn\n"
+                "glassgrad: nothing that this output was computed from requires grad, or it was "
+                "computed under no_grad()/inference_mode(), or from a .detach()ed tensor. A gradient "
+                "taken without create_graph=True cannot be differentiated again."
+            )
+        if g is None:
+            if t._array.size != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs\n"
+                    f"glassgrad: output {i} has shape {list(t.shape)}; pass gradient= (backward) or "
+                    "grad_outputs= (autograd.grad) of that shape, e.g. ones_like(output), or reduce "
+                    "it to a scalar first (output.sum())."
+                )
+            g = _Tensor._make(_ones(t._array))
+        elif not isinstance(g, _Tensor):
+            g = _Tensor._make(_ones(t._array) * g)
+        elif g._array.shape != t._array.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of glassgrad.Size("
+                f"{list(g.shape)}) and output[{i}] has a shape of glassgrad.Size({list(t.shape)})."
+            )
+        elif g._array.dtype != t._array.dtype:
+            g = g.to(t.dtype)
+        seeds.append(g)
+    return seeds
+
+
+def _ones(arr):
+    import numpy as np
+
+    return np.ones(arr.shape, dtype=arr.dtype)
+
+
+def _edge(t):
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return (grad_accumulator(t), 0)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """``torch.autograd.backward``: accumulate gradients of ``tensors`` into leaves' ``.grad``."""
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors)
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    seeds = _seeds(tensors, grad_tensors, "backward")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+            "make sure to reset the .grad fields of your parameters to None after use to break the "
+            "cycle and avoid the leak.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if inputs is not None:
+        for t in inputs:
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+    captured = run(tensors, seeds, retain_graph, create_graph, inputs, accumulate=True)
+    if inputs is not None:
+        for t, g in zip(inputs, captured):
+            if t.grad_fn is not None and g is not None:
+                _store_grad(t, g, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``, returned not stored.
+
+    Returns a tuple with one Tensor (or None with ``allow_unused``) per input. With
+    ``create_graph=True`` the results are differentiable (higher-order derivatives).
+    """
+    outputs = _as_tuple(outputs)
+    inputs_t = _as_tuple(inputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for t in inputs_t:
+        if not isinstance(t, _Tensor):
+            raise TypeError(f"grad: expected Tensors as inputs, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError(
+                "One of the differentiated Tensors does not require grad\n"
+                f"glassgrad: input of shape {list(t.shape)} has requires_grad=False; call "
+                ".requires_grad_() on it before the forward."
+            )
+    if retain_graph is None:
+        retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs_t, grad_outputs, create_graph, allow_unused,
+                             materialize_grads, retain_graph)
+    seeds = _seeds(outputs, grad_outputs, "grad")
+    captured = run(outputs, seeds, retain_graph, create_graph, inputs_t, accumulate=False)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs_t, captured)):
+        if g is None:
+            if materialize_grads:
+                g = _Tensor._make(_ones(t._array) * 0)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.\n"
+                    f"glassgrad: no path leads from the outputs back to input {i} "
+                    f"(shape {list(t.shape)}); was it detached, or replaced by a copy?"
+                )
+        result.append(g)
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, create_graph, allow_unused, materialize, retain):
+    if grad_outputs is None:
+        raise RuntimeError("is_grads_batched=True needs grad_outputs with a leading batch dim")
+    n = grad_outputs[0].shape[0]
+    rows = []
+    for k in range(n):
+        rows.append(grad(outputs, inputs, tuple(g[k] for g in grad_outputs), True, create_graph,
+                         allow_unused=allow_unused, materialize_grads=materialize))
+    from .. import ops
+
+    return tuple(
+        None if rows[0][j] is None else ops.shape.stack([r[j] for r in rows], 0)
+        for j in range(len(inputs))
+    )
+
+
+def run(roots, seeds, retain_graph, create_graph, inputs, accumulate):
+    """Execute the graph behind ``roots``. With ``inputs``, run only what leads to them and return
+    the gradient arriving at each input (captured after its hooks)."""
+    root_edges = [_edge(t) for t in roots]
+    deps: dict = {}
+    seen = {e[0] for e in root_edges}
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+    targets = needed = None
+    captured = None
+    if inputs is not None:
+        targets = {}
+        for i, t in enumerate(inputs):
+            node, nr = _edge(t)
+            targets.setdefault(node, []).append((nr, i))
+        needed = _nodes_leading_to(seen, targets)
+        deps = {}
+        for node in needed:
+            for nxt, _ in node.next_functions:
+                if nxt is not None and nxt in needed:
+                    deps[nxt] = deps.get(nxt, 0) + 1
+        captured = [None] * len(inputs)
+
+    buffers: dict = {}
+    heap = []
+    counter = 0
+    for (node, nr), g in zip(root_edges, seeds):
+        if needed is not None and node not in needed:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._n_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            heapq.heappush(heap, (-node._seq, counter, node))
+            counter += 1
+
+    prev_mode = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while heap:
+            node = heapq.heappop(heap)[2]
+            grads = buffers.pop(node, None)
+            out = None
+            if grads is not None:
+                grads = _pre_hooks(node, grads, create_graph)
+                if targets is not None and node in targets:
+                    for nr, i in targets[node]:
+                        g = grads[nr]
+                        captured[i] = g if captured[i] is None or g is None else captured[i] + g
+                if type(node) is AccumulateGrad:
+                    if accumulate and grads[0] is not None and (targets is None or node in targets):
+                        _accumulate(node.variable, grads[0], create_graph)
+                    continue
+                if needed is None or _runs(node, targets, needed):
+                    out = _call(node, grads, retain_graph)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None or (needed is not None and nxt not in needed):
+                    continue
+                if out is not None:
+                    g = out[k]
+                    if g is not None:
+                        shape, np_dtype = node._in_meta[k] if node._in_meta else (None, None)
+                        if shape is not None and g._array.shape != shape:
+                            g = g.sum_to_size(shape)
+                        if np_dtype is not None and g._array.dtype != np_dtype:
+                            g = g.to(dtypes._FROM_NP[np_dtype])
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * nxt._n_outputs
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heapq.heappush(heap, (-nxt._seq, counter, nxt))
+                    counter += 1
+    finally:
+        _state.enabled = prev_mode
+    return captured
+
+
+def _runs(node, targets, needed) -> bool:
+    # a target's own node runs only if something further down is also wanted
+    if node not in targets:
+        return True
+    return any(nxt is not None and nxt in needed for nxt, _ in node.next_functions)
+
+
+def _nodes_leading_to(seen, targets) -> set:
+    parents: dict = {}
+    for node in seen:
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                parents.setdefault(nxt, []).append(node)
+    needed = {t for t in targets if t in seen}
+    stack = list(needed)
+    while stack:
+        node = stack.pop()
+        for p in parents.get(node, ()):
+            if p not in needed:
+                needed.add(p)
+                stack.append(p)
+    return needed
+
+
+def _pre_hooks(node, grads, create_graph):
+    if type(node) is AccumulateGrad:
+        hooks = node.variable._hooks
+        if hooks:
+            grads[0] = _apply_tensor_hooks(hooks, grads[0])
+        return grads
+    if node._tensor_hooks:
+        for nr, hooks in node._tensor_hooks.items():
+            if hooks and grads[nr] is not None:
+                grads[nr] = _apply_tensor_hooks(hooks, grads[nr])
+    if node._retain:
+        for nr, ref in node._retain.items():
+            t = ref()
+            g = grads[nr]
+            if t is not None and g is not None:
+                g = g if create_graph else g.detach()
+                t._grad = _Tensor._make(g._array.copy()) if t._grad is None else t._grad + g
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            new = hook(tuple(grads))
+            if new is not None:
+                grads = list(new)
+    return grads
+
+
+def _apply_tensor_hooks(hooks, g):
+    for hook in list(hooks.values()):
+        new = hook(g)
+        if new is not None:
+            if new._array.shape != g._array.shape:
+                raise RuntimeError(
+                    f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value "
+                    f"(from {list(g.shape)} to {list(new.shape)})"
+                )
+            g = new
+    return g
+
+
+def _call(node, grads, retain_graph):
+    if node._freed:
+        raise RuntimeError(_second_time_message(node))
+    out = node._run_backward(grads)
+    if _Anomaly.enabled:
+        from .anomaly import check_backward
+
+        check_backward(node, out)
+    if node._post_hooks:
+        for hook in list(node._post_hooks.values()):
+            new = hook(tuple(out), tuple(grads))
+            if new is not None:
+                out = tuple(new)
+    if not retain_graph:
+        node._release()
+    return out
+
+
+def _accumulate(variable, g, create_graph: bool) -> None:
+    """``AccumulateGrad``: first gradient is stored (a copy: it may alias another), later ones add."""
+    old = variable._grad
+    if old is None:
+        variable._grad = g if create_graph else _Tensor._make(g._array.copy())
+    elif create_graph or old._requires_grad:
+        variable._grad = old + g
+    else:
+        import numpy as np
+
+        np.add(old._array, g._array, out=old._array, casting="unsafe")
+        old._vc[0] += 1
+    if variable._post_acc_hooks:
+        for hook in list(variable._post_acc_hooks.values()):
+            hook(variable)
+
+
+def _store_grad(t, g, create_graph: bool) -> None:
+    """``backward(inputs=[non_leaf])`` fills that tensor's ``.grad`` as PyTorch does."""
+    old = t._grad
+    if old is None:
+        t._grad = g if create_graph else _Tensor._make(g._array.copy())
+    else:
+        t._grad = old + g

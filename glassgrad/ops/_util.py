@@ -1,0 +1,119 @@
+"""Helpers shared by the op modules: operand promotion, scalar wrapping, dim wrapping, views.
+
+NOTE [Promotion]: primitives see arrays of one dtype. The public functions promote first
+(PyTorch's ``result_type``) and cast with the differentiable ``to``, so every gradient comes back in
+its input's dtype without any op knowing about mixed dtypes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from . import primitive
+
+
+def T():
+    """The Tensor class (bound at import of tensor.py; ops never import it)."""
+    return primitive.Tensor
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, primitive.Tensor)
+
+
+def scalar(value, np_dtype) -> object:
+    """Wrap a Python/NumPy number as a 0-d Tensor of ``np_dtype`` (never requires grad)."""
+    return primitive._make(np.asarray(value, dtype=np_dtype))
+
+
+def cast(t, np_dtype):
+    if t._array.dtype == np_dtype:
+        return t
+    from .elementwise import to_dtype
+
+    return to_dtype(t, dtypes._FROM_NP[np_dtype])
+
+
+def promote(a, b, op: str, float_only: bool = False):
+    """Two operands (Tensor or number) -> two Tensors of PyTorch's result dtype."""
+    Tensor = primitive.Tensor
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
+    if ta and tb:
+        if a._array.dtype == b._array.dtype and not float_only:
+            return a, b
+        rd = dtypes.result_type(a, b)
+    elif ta:
+        _check_number(b, op)
+        rd = dtypes.result_type(a, b)
+    elif tb:
+        _check_number(a, op)
+        rd = dtypes.result_type(a, b)
+    else:
+        raise TypeError(f"{op}(): expected at least one Tensor, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
+    if float_only and not rd.is_floating_point:
+        rd = dtypes.get_default_dtype()
+    np_dt = rd.np
+    a = cast(a, np_dt) if ta else scalar(a, np_dt)
+    b = cast(b, np_dt) if tb else scalar(b, np_dt)
+    return a, b
+
+
+def _check_number(x, op: str) -> None:
+    if not isinstance(x, (int, float, bool, np.number, np.bool_)):
+        raise TypeError(
+            f"{op}(): unsupported operand type {type(x).__name__}; expected a Tensor or a number"
+        )
+
+
+def as_tensor_arg(x, like, op: str):
+    """Accept a Tensor or number where a Tensor is expected; numbers take ``like``'s dtype."""
+    if is_tensor(x):
+        return x
+    _check_number(x, op)
+    return scalar(x, like._array.dtype)
+
+
+def wrap_dim(dim: int, ndim: int, op: str = "op") -> int:
+    """PyTorch's dim wrapping: -1 is the last dim; IndexError naming the valid range otherwise."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+            f" (in {op}, tensor of {ndim} dims)"
+        )
+    return dim % n if ndim else 0
+
+
+def wrap_dims(dim, ndim: int, op: str = "op") -> tuple:
+    """``dim`` as int, tuple/list or None -> a sorted tuple of non-negative dims (None = all)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        return (wrap_dim(int(dim), ndim, op),)
+    out = tuple(sorted({wrap_dim(int(d), ndim, op) for d in dim}))
+    if len(out) != len(tuple(dim)):
+        raise RuntimeError(f"{op}: dim {list(dim)} appears multiple times in the list of dims")
+    return out
+
+
+def mark_view(result, x, fn):
+    """Make ``result`` a view of ``x``'s base when the arrays share memory (see rebase_view)."""
+    if not np.may_share_memory(result._array, x._array):
+        return result
+    base = x._base
+    if base is None:
+        result._base = x
+        result._view_fn = fn
+    else:
+        prev = x._view_fn
+        result._base = base
+        result._view_fn = lambda b: fn(prev(b))
+    result._vc = x._vc
+    return result
+
+
+def shape_str(t) -> str:
+    return f"{list(t.shape)} {t.dtype}"

@@ -1,0 +1,638 @@
+"""Elementwise primitives and their public functions (``torch.add``, ``torch.exp``, ...).
+
+Every backward is written in glassgrad ops, so it is differentiable again (double backward).
+Binary ops broadcast; the engine sums gradients back to each input's shape.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ._util import cast, is_tensor, promote, scalar
+from . import primitive
+from .primitive import Primitive
+
+
+class ToCopy(Primitive):
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(xp, x, *, dtype, src):
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(grad, *, dtype, src):
+        return (to_dtype(grad, dtypes._FROM_NP[src]),)
+
+
+def to_dtype(x, dtype):
+    """``x.to(dtype)``: a copy in another dtype, differentiable between floating dtypes."""
+    if x._array.dtype == dtype.np:
+        return x
+    return ToCopy.apply(x, dtype=dtype.np, src=x._array.dtype)
+
+
+class Add(Primitive):
+    @staticmethod
+    def forward(xp, x, y):
+        return x + y
+
+    @staticmethod
+    def backward(grad):
+        return grad, grad
+
+
+class Sub(Primitive):
+    @staticmethod
+    def forward(xp, x, y):
+        return x - y
+
+    @staticmethod
+    def backward(grad):
+        return grad, -grad
+
+
+class Mul(Primitive):
+    saves = ("x", "y")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, x, y):
+        return x * y
+
+    @staticmethod
+    def backward(grad, x, y, needs_input_grad):
+        return (grad * y if needs_input_grad[0] else None,
+                grad * x if needs_input_grad[1] else None)
+
+
+class Div(Primitive):
+    saves = ("x", "y")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, x, y):
+        return x / y
+
+    @staticmethod
+    def backward(grad, x, y, needs_input_grad):
+        grad_x = grad / y
+        return grad_x, (-grad_x * x / y if needs_input_grad[1] else None)
+
+
+class Neg(Primitive):
+    @staticmethod
+    def forward(xp, x):
+        return -x
+
+    @staticmethod
+    def backward(grad):
+        return (-grad,)
+
+
+class PowScalar(Primitive):
+    node_name = "PowBackward0"
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x, *, exponent):
+        return x**exponent
+
+    @staticmethod
+    def backward(grad, x, *, exponent):
+        if exponent == 0:
+            return (grad * 0,)
+        return (grad * exponent * x ** (exponent - 1),)
+
+
+class Pow(Primitive):
+    node_name = "PowBackward1"
+    saves = ("x", "y", "result")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, x, y):
+        return x**y
+
+    @staticmethod
+    def backward(grad, x, y, result, needs_input_grad):
+        grad_x = grad_y = None
+        if needs_input_grad[0]:
+            # NOTE: y * x**(y-1), not y*result/x, which is nan at x == 0
+            grad_x = where((y == 0), 0.0, grad * y * x ** (y - 1))
+        if needs_input_grad[1]:
+            grad_y = where((x == 0) & (y >= 0), 0.0, grad * result * log(x))
+        return grad_x, grad_y
+
+
+class RPowScalar(Primitive):
+    """``base ** x`` for a number base."""
+
+    node_name = "PowBackward2"
+    saves = ("result",)
+
+    @staticmethod
+    def forward(xp, x, *, base):
+        return xp.asarray(base, dtype=x.dtype) ** x
+
+    @staticmethod
+    def backward(grad, result, *, base):
+        if base == 0:
+            return (where(result == 0, 0.0, grad * 0),)
+        return (grad * result * math.log(base),)
+
+
+def _unary(name, fwd, bwd, saves=("x",), node_name=None):
+    """Declare a one-input primitive from its forward array function and its derivative rule."""
+    ns = {
+        "saves": saves,
+        "forward": staticmethod(lambda xp, x: fwd(xp, x)),
+        "backward": staticmethod(bwd),
+    }
+    if node_name:
+        ns["node_name"] = node_name
+    return type(name, (Primitive,), ns)
+
+
+# derivative rules read like a table: d/dx f(x), from the saved input x or result r
+Exp = _unary("Exp", lambda xp, x: xp.exp(x), lambda g, r: (g * r,), ("result",))
+Log = _unary("Log", lambda xp, x: xp.log(x), lambda g, x: (g / x,))
+Log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda g, x: (g / (x + 1),))
+Expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), lambda g, r: (g * (r + 1),), ("result",))
+Log2 = _unary("Log2", lambda xp, x: xp.log2(x), lambda g, x: (g / (x * math.log(2.0)),))
+Log10 = _unary("Log10", lambda xp, x: xp.log10(x), lambda g, x: (g / (x * math.log(10.0)),))
+Sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), lambda g, r: (g / (2 * r),), ("result",))
+Rsqrt = _unary("Rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, r: (g * -0.5 * r**3,), ("result",))
+Sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, x: (g * cos(x),))
+Cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, x: (-g * sin(x),))
+Tan = _unary("Tan", lambda xp, x: xp.tan(x), lambda g, r: (g * (1 + r * r),), ("result",))
+Asin = _unary("Asin", lambda xp, x: xp.arcsin(x), lambda g, x: (g * rsqrt(1 - x * x),))
+Acos = _unary("Acos", lambda xp, x: xp.arccos(x), lambda g, x: (-g * rsqrt(1 - x * x),))
+Atan = _unary("Atan", lambda xp, x: xp.arctan(x), lambda g, x: (g / (1 + x * x),))
+Sinh = _unary("Sinh", lambda xp, x: xp.sinh(x), lambda g, x: (g * cosh(x),))
+Cosh = _unary("Cosh", lambda xp, x: xp.cosh(x), lambda g, x: (g * sinh(x),))
+Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (g * (1 - r * r),), ("result",))
+Sigmoid = _unary(
+    "Sigmoid",
+    lambda xp, x: _sigmoid(xp, x),
+    lambda g, r: (g * r * (1 - r),),
+    ("result",),
+)
+Relu = _unary("Relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
+              lambda g, r: (g * (r > 0),), ("result",))
+Erf = _unary("Erf", lambda xp, x: _erf(x),
+             lambda g, x: (g * (2 / math.sqrt(math.pi)) * exp(-x * x),))
+Reciprocal = _unary("Reciprocal", lambda xp, x: 1 / x, lambda g, r: (-g * r * r,), ("result",))
+Abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda g, x: (g * sign(x),))
+Frac = _unary("Frac", lambda xp, x: x - xp.trunc(x), lambda g: (g,), ())
+
+
+def _sigmoid(xp, x):
+    # NOTE: split by sign so exp never overflows (float16 would give nan otherwise)
+    out = xp.empty_like(x)
+    pos = x >= 0
+    out[pos] = 1 / (1 + xp.exp(-x[pos]))
+    ex = xp.exp(x[~pos])
+    out[~pos] = ex / (1 + ex)
+    return out
+
+
+def _erf(x):
+    # NOTE: math.erf vectorised: exact to float64 rounding with no SciPy dependency
+    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+class _Step(Primitive):
+    """Piecewise-constant functions: zero gradient everywhere (PyTorch returns zeros too)."""
+
+    @staticmethod
+    def backward(grad):
+        return (grad * 0,)
+
+
+def _step(name, fn):
+    return type(name, (_Step,), {"forward": staticmethod(lambda xp, x: fn(xp, x))})
+
+
+Sign = _step("Sign", lambda xp, x: xp.sign(x))
+Floor = _step("Floor", lambda xp, x: xp.floor(x))
+Ceil = _step("Ceil", lambda xp, x: xp.ceil(x))
+Round = _step("Round", lambda xp, x: xp.round(x))
+Trunc = _step("Trunc", lambda xp, x: xp.trunc(x))
+
+
+class RoundDecimals(_Step):
+    node_name = "RoundBackward1"
+
+    @staticmethod
+    def forward(xp, x, *, decimals):
+        return xp.round(x, decimals)
+
+    @staticmethod
+    def backward(grad, *, decimals):
+        return (grad * 0,)
+
+
+class Clamp(Primitive):
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x, *, min, max):  # noqa: A002 - torch's names
+        out = x
+        if min is not None:
+            out = xp.maximum(out, xp.asarray(min, dtype=x.dtype))
+        if max is not None:
+            out = xp.minimum(out, xp.asarray(max, dtype=x.dtype))
+        return out if out is not x else x.copy()
+
+    @staticmethod
+    def backward(grad, x, *, min, max):  # noqa: A002
+        keep = None
+        if min is not None:
+            keep = x >= min
+        if max is not None:
+            upper = x <= max
+            keep = upper if keep is None else keep & upper
+        return (grad * keep,)
+
+
+class Where(Primitive):
+    """``where(condition, x, y)``; the boolean condition is an attribute (it has no gradient)."""
+
+    node_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(xp, x, y, *, condition):
+        return xp.where(condition, x, y)
+
+    @staticmethod
+    def backward(grad, *, condition):
+        cond = primitive._make(condition)
+        zero = scalar(0, grad._array.dtype)
+        return where(cond, grad, zero), where(cond, zero, grad)
+
+
+class Maximum(Primitive):
+    saves = ("x", "y")
+
+    @staticmethod
+    def forward(xp, x, y):
+        return xp.maximum(x, y)
+
+    @staticmethod
+    def backward(grad, x, y):
+        # NOTE: ties split the gradient in half, as PyTorch does
+        w = (x > y) + (x == y) * 0.5
+        return grad * w, grad * (1 - w)
+
+
+class Minimum(Primitive):
+    saves = ("x", "y")
+
+    @staticmethod
+    def forward(xp, x, y):
+        return xp.minimum(x, y)
+
+    @staticmethod
+    def backward(grad, x, y):
+        w = (x < y) + (x == y) * 0.5
+        return grad * w, grad * (1 - w)
+
+
+class Atan2(Primitive):
+    saves = ("x", "y")
+
+    @staticmethod
+    def forward(xp, x, y):
+        return xp.arctan2(x, y)
+
+    @staticmethod
+    def backward(grad, x, y):
+        denom = x * x + y * y
+        return grad * y / denom, grad * -x / denom
+
+
+class Remainder(Primitive):
+    saves = ("x", "y")
+
+    @staticmethod
+    def forward(xp, x, y):
+        return xp.remainder(x, y)
+
+    @staticmethod
+    def backward(grad, x, y):
+        return grad, -grad * floor_divide(x, y)
+
+
+class Fmod(Primitive):
+    saves = ("x", "y")
+
+    @staticmethod
+    def forward(xp, x, y):
+        return xp.fmod(x, y)
+
+    @staticmethod
+    def backward(grad, x, y):
+        return grad, -grad * trunc(x / y)
+
+
+class FloorDivide(_Step):
+    @staticmethod
+    def forward(xp, x, y):
+        return xp.floor_divide(x, y)
+
+    @staticmethod
+    def backward(grad):
+        return grad * 0, grad * 0
+
+
+def _float_input(x, op):
+    if not is_tensor(x):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if x._array.dtype.kind in "biu":
+        return cast(x, dtypes.get_default_dtype().np)
+    return x
+
+
+def _unary_fn(cls, name, float_only=True):
+    def fn(input, *, out=None):  # noqa: A002 - torch's name
+        x = _float_input(input, name) if float_only else input
+        return cls.apply(x)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise ``{name}`` (``torch.{name}``); any shape, integer input -> float."
+    return fn
+
+
+exp = _unary_fn(Exp, "exp")
+log = _unary_fn(Log, "log")
+log1p = _unary_fn(Log1p, "log1p")
+expm1 = _unary_fn(Expm1, "expm1")
+log2 = _unary_fn(Log2, "log2")
+log10 = _unary_fn(Log10, "log10")
+sqrt = _unary_fn(Sqrt, "sqrt")
+rsqrt = _unary_fn(Rsqrt, "rsqrt")
+sin = _unary_fn(Sin, "sin")
+cos = _unary_fn(Cos, "cos")
+tan = _unary_fn(Tan, "tan")
+asin = _unary_fn(Asin, "asin")
+acos = _unary_fn(Acos, "acos")
+atan = _unary_fn(Atan, "atan")
+sinh = _unary_fn(Sinh, "sinh")
+cosh = _unary_fn(Cosh, "cosh")
+tanh = _unary_fn(Tanh, "tanh")
+sigmoid = _unary_fn(Sigmoid, "sigmoid")
+erf = _unary_fn(Erf, "erf")
+reciprocal = _unary_fn(Reciprocal, "reciprocal")
+relu = _unary_fn(Relu, "relu", float_only=False)
+abs = _unary_fn(Abs, "abs", float_only=False)  # noqa: A001 - torch.abs
+frac = _unary_fn(Frac, "frac")
+sign = _unary_fn(Sign, "sign", float_only=False)
+floor = _unary_fn(Floor, "floor", float_only=False)
+ceil = _unary_fn(Ceil, "ceil", float_only=False)
+trunc = _unary_fn(Trunc, "trunc", float_only=False)
+neg = _unary_fn(Neg, "neg", float_only=False)
+negative = neg
+arcsin, arccos, arctan = asin, acos, atan
+fix = trunc
+absolute = abs
+
+
+def round(input, *, decimals: int = 0):  # noqa: A001 - torch.round
+    """Round half to even (``torch.round``); ``decimals`` digits after the point."""
+    if decimals:
+        return RoundDecimals.apply(input, decimals=decimals)
+    return Round.apply(input)
+
+
+def add(input, other, *, alpha=1):
+    """``input + alpha * other`` with broadcasting and type promotion (``torch.add``)."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    a, b = promote(input, other, "add")
+    return Add.apply(a, b)
+
+
+def sub(input, other, *, alpha=1):
+    """``input - alpha * other`` (``torch.sub``)."""
+    if alpha != 1:
+        other = mul(other, alpha)
+    a, b = promote(input, other, "sub")
+    if a._array.dtype == np.bool_:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+            "`logical_xor()` operator instead."
+        )
+    return Sub.apply(a, b)
+
+
+subtract = sub
+
+
+def mul(input, other):
+    """Elementwise product with broadcasting (``torch.mul``)."""
+    a, b = promote(input, other, "mul")
+    return Mul.apply(a, b)
+
+
+multiply = mul
+
+
+def div(input, other, *, rounding_mode=None):
+    """True division (integers give floats), or ``rounding_mode`` 'trunc'/'floor' (``torch.div``)."""
+    if rounding_mode is None:
+        a, b = promote(input, other, "div", float_only=True)
+        return Div.apply(a, b)
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        a, b = promote(input, other, "div")
+        if a._array.dtype.kind in "iu":
+            return primitive._make(np.trunc(a._array / b._array).astype(a._array.dtype))
+        return trunc(Div.apply(a, b))
+    raise RuntimeError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+    )
+
+
+divide = true_divide = div
+
+
+def floor_divide(input, other):
+    a, b = promote(input, other, "floor_divide")
+    return FloorDivide.apply(a, b)
+
+
+def remainder(input, other):
+    """Python-style modulus, sign of the divisor (``torch.remainder``)."""
+    a, b = promote(input, other, "remainder")
+    return Remainder.apply(a, b)
+
+
+def fmod(input, other):
+    """C-style modulus, sign of the dividend (``torch.fmod``)."""
+    a, b = promote(input, other, "fmod")
+    return Fmod.apply(a, b)
+
+
+def pow(input, exponent):  # noqa: A001 - torch.pow
+    """``input ** exponent``; number or Tensor on either side (``torch.pow``)."""
+    if not is_tensor(exponent):
+        if not is_tensor(input):
+            raise TypeError("pow(): expected at least one Tensor")
+        if isinstance(exponent, (bool, np.bool_)):
+            exponent = int(exponent)
+        if isinstance(exponent, (int, np.integer)) and input._array.dtype.kind in "iu":
+            if exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            return PowScalar.apply(input, exponent=int(exponent))
+        x = input
+        if isinstance(exponent, float) and x._array.dtype.kind in "biu":
+            x = cast(x, dtypes.get_default_dtype().np)
+        return PowScalar.apply(x, exponent=exponent)
+    if not is_tensor(input):
+        if exponent._array.dtype.kind in "biu" and isinstance(input, float):
+            exponent = cast(exponent, dtypes.get_default_dtype().np)
+        return RPowScalar.apply(exponent, base=input)
+    a, b = promote(input, exponent, "pow")
+    return Pow.apply(a, b)
+
+
+def atan2(input, other):
+    a, b = promote(input, other, "atan2", float_only=True)
+    return Atan2.apply(a, b)
+
+
+arctan2 = atan2
+
+
+def maximum(input, other):
+    """Elementwise maximum; ties share the gradient equally (``torch.maximum``)."""
+    a, b = promote(input, other, "maximum")
+    return Maximum.apply(a, b)
+
+
+def minimum(input, other):
+    """Elementwise minimum; ties share the gradient equally (``torch.minimum``)."""
+    a, b = promote(input, other, "minimum")
+    return Minimum.apply(a, b)
+
+
+def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
+    """Limit values to ``[min, max]``; numbers or Tensors (``torch.clamp``). Gradient passes inside."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if is_tensor(min) or is_tensor(max):
+        out = input
+        if min is not None:
+            out = maximum(out, min)
+        if max is not None:
+            out = minimum(out, max)
+        return out
+    x = input
+    if x._array.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
+        x = cast(x, dtypes.get_default_dtype().np)
+    return Clamp.apply(x, min=min, max=max)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):  # noqa: A002
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):  # noqa: A002
+    return clamp(input, max=max)
+
+
+def where(condition, input=None, other=None):
+    """``condition ? input : other`` elementwise with broadcasting (``torch.where``)."""
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    cond = condition._array if is_tensor(condition) else np.asarray(condition)
+    if cond.dtype != np.bool_:
+        if is_tensor(condition):
+            raise RuntimeError(
+                f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                f"{condition.dtype}"
+            )
+        cond = cond.astype(bool)
+    a, b = promote(input, other, "where")
+    return Where.apply(a, b, condition=cond)
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)`` (``torch.lerp``)."""
+    return add(input, mul(weight, sub(end, input)))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (``torch.addcmul``)."""
+    return add(input, mul(mul(tensor1, tensor2), value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2`` (``torch.addcdiv``)."""
+    return add(input, mul(div(tensor1, tensor2), value))
+
+
+def square(input):
+    return pow(input, 2)
+
+
+class Clone(Primitive):
+    @staticmethod
+    def forward(xp, x):
+        return xp.array(x, copy=True, order="C")
+
+    @staticmethod
+    def backward(grad):
+        return (grad,)
+
+
+def clone(input, *, memory_format=None):
+    """A copy with its own storage, differentiable (``torch.clone``)."""
+    return Clone.apply(input)
+
+
+class Fill(Primitive):
+    @staticmethod
+    def forward(xp, x, *, value):
+        return xp.full_like(x, value)
+
+    @staticmethod
+    def backward(grad, *, value):
+        return (grad * 0,)
+
+
+class CopyFrom(Primitive):
+    """``x.copy_(src)``: the result is ``src`` broadcast to ``x``'s shape."""
+
+    node_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(xp, x, src):
+        return xp.broadcast_to(src, x.shape).copy()
+
+    @staticmethod
+    def backward(grad):
+        return grad * 0, grad
+
+
+class MaskedFill(Primitive):
+    @staticmethod
+    def forward(xp, x, value, *, mask):
+        return xp.where(mask, value, x)
+
+    @staticmethod
+    def backward(grad, *, mask):
+        cond = primitive._make(mask)
+        zero = scalar(0, grad._array.dtype)
+        return where(cond, zero, grad), where(cond, grad, zero)

@@ -1,0 +1,150 @@
+"""``Primitive``: an op declared once (forward on arrays, backward on Tensors) and ``apply``, the hot path.
+
+A primitive subclass declares::
+
+    class Exp(Primitive):
+        saves = ("result",)              # forward parameter names, or "result" for the output
+
+        @staticmethod
+        def forward(xp, x):              # positional = input arrays, keyword-only = attributes
+            return xp.exp(x)
+
+        @staticmethod
+        def backward(grad, result):      # Tensors in, a tuple of Tensors (or None) out, one per input
+            return (grad * result,)
+
+NOTE [Hot path]: ``apply`` runs once per op. Everything that can be known per class is computed in
+``__init_subclass__``; per call there is one grad-mode test and, only when recording, the node.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+from ..autograd.grad_mode import _state
+from ..autograd.graph import Node, SavedTensor, _Hooks, grad_accumulator
+from ..backend import xp
+
+_NO_EDGE = (None, 0)
+_make = None  # Tensor._make, bound by tensor.py (ops never import tensor.py: it imports ops)
+REGISTRY: dict = {}
+
+
+class Primitive:
+    """Base class of every op with a derivative. See the module docstring for the declaration."""
+
+    saves: tuple = ()
+    node_name: str | None = None  # default: f"{ClassName}Backward0"
+    wants_needs_input_grad = False  # backward(..., needs_input_grad=(bool, ...)) when True
+    once_differentiable = False
+    node_cls: type = Node
+    _save_idx: tuple = ()
+    _saves_input0 = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        params = list(inspect.signature(cls.forward).parameters.values())[1:]
+        inputs = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+        if "result" in inputs or any(p.name == "result" for p in params):
+            raise TypeError(f"{cls.__name__}.forward: 'result' is reserved for the output")
+        idx = []
+        for name in cls.saves:
+            if name == "result":
+                idx.append(-1)
+            elif name in inputs:
+                idx.append(inputs.index(name))
+            else:
+                raise TypeError(f"{cls.__name__}.saves names unknown input {name!r}")
+        cls._save_idx = tuple(idx)
+        cls._saves_input0 = 0 in idx
+        cls.node_cls = type(cls.node_name or cls.__name__ + "Backward0", (Node,),
+                            {"__slots__": (), "_prim": cls})
+        REGISTRY[cls.__name__] = cls
+
+    @staticmethod
+    def forward(xp, *arrays, **attrs):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(grad, *saved, **attrs):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *inputs, **attrs):
+        """Run forward on the inputs' arrays; record a node when grad mode is on and an input
+        requires grad. Inputs are Tensors of one dtype (callers promote); attributes are plain."""
+        result = _make(cls.forward(xp, *[t._array for t in inputs], **attrs))
+        if _state.enabled:
+            for t in inputs:
+                if t._requires_grad:
+                    _record(cls, result, inputs, attrs)
+                    break
+        return result
+
+    @classmethod
+    def apply_inplace(cls, target, *others, **attrs):
+        """``target.op_(*others)``: write the result into target's buffer, bump its version, and
+        rebase target's history onto this op (through its base when target is a view)."""
+        inputs = (target, *others)
+        recording = _state.enabled and any(t._requires_grad for t in inputs)
+        if recording:
+            _check_inplace_leaf(target)
+            if cls._saves_input0:
+                inputs = (target._snapshot(), *others)
+        out = cls.forward(xp, *[t._array for t in inputs], **attrs)
+        target._write(out, cls.__name__.lower())
+        if recording:
+            _record(cls, target, inputs, attrs)
+            target._rebase_history()
+        return target
+
+
+def _record(cls, result, inputs, attrs) -> None:
+    edges = []
+    for t in inputs:
+        if t.grad_fn is not None:
+            edges.append((t.grad_fn, t._output_nr))
+        elif t._requires_grad:
+            edges.append((grad_accumulator(t), 0))
+        else:
+            edges.append(_NO_EDGE)
+    saved = tuple(
+        SavedTensor(result, True) if i < 0 else SavedTensor(inputs[i], False) for i in cls._save_idx
+    )
+    node = cls.node_cls(tuple(edges), saved, attrs, tuple((t._array.shape, t._array.dtype)
+                                                          for t in inputs))
+    if _Hooks.record_source:
+        node.source = _user_frame()
+    result._requires_grad = True
+    result.grad_fn = node
+    result._output_nr = 0
+
+
+def _check_inplace_leaf(target) -> None:
+    if target.grad_fn is None and target._requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation.\n"
+            f"glassgrad: the leaf has shape {list(target.shape)}. Update parameters under "
+            "`with glassgrad.no_grad():`, or clone it first (x = x.clone())."
+        )
+    base = target._base
+    if base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation.\n"
+            f"glassgrad: the leaf has shape {list(base.shape)}; write to it under no_grad, or "
+            "write into a clone."
+        )
+
+
+_PACKAGE_DIR = __file__.rsplit("/ops/", 1)[0]
+
+
+def _user_frame() -> str:
+    """file:line of the first frame outside glassgrad (the user's line that made a node)."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+        f = f.f_back
+    if f is None:
+        return "<unknown>"
+    return f"{f.f_code.co_filename}:{f.f_lineno}"

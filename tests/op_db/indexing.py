@@ -1,0 +1,3 @@
+"""Op table entries: indexing ops."""
+
+OPS: list = []

@@ -1,0 +1,3 @@
+"""Op table entries: linalg ops."""
+
+OPS: list = []

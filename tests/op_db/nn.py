@@ -1,0 +1,3 @@
+"""Op table entries: nn ops."""
+
+OPS: list = []

@@ -1,0 +1,3 @@
+"""Op table entries: reduction ops."""
+
+OPS: list = []

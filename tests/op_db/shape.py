@@ -1,0 +1,3 @@
+"""Op table entries: shape ops."""
+
+OPS: list = []
