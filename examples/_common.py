@@ -1,0 +1,55 @@
+"""Shared pieces of the examples: choosing the library, the bundled digits, output folders.
+
+Every example is written as PyTorch code against a module called ``torch``. By default that module
+is glassgrad; ``--backend torch`` runs the very same code on PyTorch for a side-by-side comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import time
+
+import numpy as np
+
+
+def add_backend_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", default="glassgrad", choices=["glassgrad", "torch"],
+                        help="library that runs the code (default: glassgrad)")
+
+
+def load_backend(name: str):
+    return importlib.import_module(name)
+
+
+def digits_arrays(split: str, scale: str = "unit"):
+    """(images (N, 1, 8, 8) float32, labels (N,) int64) of the bundled digits as NumPy arrays."""
+    from glassgrad.utils.data.datasets import load_digits
+
+    images, labels = load_digits(split=split, scale=scale)
+    return images.numpy(), labels.numpy()
+
+
+def out_dir(path: str) -> str:
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def write_json(path: str, data: dict) -> None:
+    with open(path, "w") as f:
+        json.dump(data, f, indent=2, sort_keys=True)
+
+
+class Timer:
+    def __init__(self):
+        self.start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+
+def seed_all(torch, seed: int) -> None:
+    torch.manual_seed(seed)
+    np.random.seed(seed)
