@@ -28,7 +28,7 @@ def digits_arrays(split: str, scale: str = "unit"):
     """(images (N, 1, 8, 8) float32, labels (N,) int64) of the bundled digits as NumPy arrays."""
     from glassgrad.utils.data.datasets import load_digits
 
-    images, labels = load_digits(split=split, scale=scale)
+    images, labels = load_digits(split=split, scale=scale, return_X_y=True)
     return images.numpy(), labels.numpy()
 
 

@@ -47,12 +47,39 @@ from .ops.indexing import (  # noqa: E402,F401
     scatter_add, select, take,
 )
 from .ops.linalg import bmm, dot, ger, inner, matmul, mm, mv, outer, vdot  # noqa: E402,F401
+from .ops.reduction import aminmax, logcumsumexp  # noqa: E402,F401
+from .ops.shape import (  # noqa: E402,F401
+    adjoint, atleast_1d, atleast_2d, atleast_3d, broadcast_tensors, column_stack, diag,
+    diag_embed, diagonal, diff, dstack, repeat_interleave, rot90, row_stack, tensor_split, tril,
+    triu,
+)
+from .ops.linalg import addmm, baddbmm, cross, einsum, tensordot, trace  # noqa: E402,F401
+from .ops.indexing import (  # noqa: E402,F401
+    argwhere, index_copy, index_fill, masked_scatter, take_along_dim,
+)
+from .comparison import (  # noqa: E402,F401
+    bucketize, count_nonzero, isin, isreal, kthvalue, msort, searchsorted, signbit,
+    unique_consecutive,
+)
 from .comparison import (  # noqa: E402,F401
     allclose, argsort, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge, greater,
     greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf, isposinf, le, less, less_equal,
     logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal, sort, topk, unique,
 )
 from . import autograd  # noqa: E402,F401
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
+from .functional import log_softmax, softmax  # noqa: E402,F401
+from . import nn  # noqa: E402,F401
+from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402,F401
+from .nn._functional_conv import (  # noqa: E402,F401 - torch.conv2d etc. exist at top level
+    adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d, conv3d,
+    conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d, max_pool1d_with_indices,
+    max_pool2d, max_pool3d,
+)
+from . import utils  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
+from . import func  # noqa: E402,F401
 
 
 def is_tensor(obj) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from .autograd.grad_mode import _state as _grad_state
+from .autograd.graph import INFERENCE_VERSION
 from .backend import device as _device
 from .tensor import Tensor
 
@@ -76,6 +78,8 @@ def _rng(generator):
 
 def _finish(arr, requires_grad: bool) -> Tensor:
     t = Tensor._make(arr)
+    if _grad_state.inference:  # made under inference_mode(): autograd must refuse to save it
+        t._vc = INFERENCE_VERSION
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import comparison as cmp
 from . import dtypes
+from . import functional as _fn
 from .backend import device as _device
 from .ops import elementwise as ew
 from .ops import indexing as ix
@@ -35,6 +36,17 @@ _FUNCTIONS = {
          "logical_or logical_xor logical_not bitwise_not bitwise_and bitwise_or bitwise_xor "
          "isnan isinf isfinite isposinf isneginf equal allclose isclose sort argsort topk unique",
 }
+
+_FUNCTIONS_MORE = {
+    red: "aminmax logcumsumexp",
+    sh: "adjoint diag diag_embed diagonal diff repeat_interleave rot90 tensor_split tril triu",
+    la: "addmm baddbmm cross trace",
+    ix: "argwhere index_copy index_fill masked_scatter take_along_dim",
+    cmp: "count_nonzero isreal kthvalue msort signbit unique_consecutive",
+}
+for _module, _names in _FUNCTIONS_MORE.items():
+    for _name in _names.split():
+        setattr(Tensor, _name, getattr(_module, _name))
 
 for _module, _names in _FUNCTIONS.items():
     for _name in _names.split():
@@ -71,7 +83,7 @@ Tensor.__rmatmul__ = _swap(la.matmul)
 Tensor.__neg__ = ew.neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = ew.abs
-Tensor.__invert__ = cmp.bitwise_not
+Tensor.__invert__ = cmp.invert
 Tensor.__eq__ = _not_implemented_for(cmp.eq)
 Tensor.__ne__ = _not_implemented_for(cmp.ne)
 Tensor.__lt__ = _not_implemented_for(cmp.lt)
@@ -84,6 +96,8 @@ Tensor.__xor__ = Tensor.__rxor__ = _not_implemented_for(cmp.bitwise_xor)
 Tensor.__getitem__ = ix.getitem
 Tensor.__setitem__ = ix.setitem
 Tensor.view = sh.view
+Tensor.softmax = lambda self, dim=None, dtype=None: _fn.softmax(self, dim, dtype=dtype)
+Tensor.log_softmax = lambda self, dim=None, dtype=None: _fn.log_softmax(self, dim, dtype=dtype)
 Tensor.contiguous = lambda self, memory_format=None: (
     self if self._array.flags.c_contiguous else ew.clone(self))
 Tensor.view_as = lambda self, other: sh.view(self, other._array.shape)
@@ -338,6 +352,10 @@ Tensor.floor_divide_ = _composite_inplace(ew.floor_divide, "floor_divide_")
 Tensor.scatter_ = _composite_inplace(ix.scatter, "scatter_")
 Tensor.scatter_add_ = _composite_inplace(ix.scatter_add, "scatter_add_")
 Tensor.index_add_ = _composite_inplace(ix.index_add, "index_add_")
+Tensor.index_copy_ = _composite_inplace(ix.index_copy, "index_copy_")
+Tensor.index_fill_ = _composite_inplace(ix.index_fill, "index_fill_")
+Tensor.index_put_ = _composite_inplace(ix.index_put, "index_put_")
+Tensor.masked_scatter_ = _composite_inplace(ix.masked_scatter, "masked_scatter_")
 Tensor.maximum_ = _composite_inplace(ew.maximum, "maximum_")
 Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.__imod__ = Tensor.remainder_

@@ -14,12 +14,14 @@ import numpy as np
 from . import dtypes
 from .autograd import engine
 from .autograd.grad_mode import _state
-from .autograd.graph import RemovableHandle
+from .autograd.graph import InferenceVersion, RemovableHandle
 from .backend import CPU_DEVICE, xp
 from .ops import primitive
 from .ops import shape as _shape_ops
 
 _new = object.__new__
+_ndarray = xp.ndarray
+_BatchedArray = None  # NOTE [Batched arrays] in func/_batched_array.py; bound when func is imported
 
 
 class Tensor:
@@ -38,8 +40,20 @@ class Tensor:
 
     # NOTE [Hot path]: slots only; _make fills them without running __init__.
     __slots__ = (
-        "_array", "_requires_grad", "grad_fn", "_grad", "_vc", "_base", "_view_fn", "_output_nr",
-        "_grad_acc", "_hooks", "_post_acc_hooks", "_retains_grad", "_name", "__weakref__",
+        "__weakref__",
+        "_array",
+        "_base",
+        "_grad",
+        "_grad_acc",
+        "_hooks",
+        "_name",
+        "_output_nr",
+        "_post_acc_hooks",
+        "_requires_grad",
+        "_retains_grad",
+        "_vc",
+        "_view_fn",
+        "grad_fn",
     )
     __array_priority__ = 1000  # numpy scalars/arrays on the left defer to our reflected dunders
 
@@ -51,6 +65,9 @@ class Tensor:
 
     @classmethod
     def _make(cls, arr) -> Tensor:
+        if arr.__class__ is not _ndarray and arr.__class__ is not _BatchedArray:
+            # NOTE: NumPy returns scalars for 0-d results
+            arr = xp.asarray(arr)
         t = _new(cls)
         t._array = arr
         t._requires_grad = False
@@ -132,6 +149,8 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._vc.__class__ is InferenceVersion:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc[0]
 
     @property
@@ -141,25 +160,38 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         if self.grad_fn is not None:
-            if not value:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to use "
-                    "a computed variable in a subgraph that doesn't require differentiation use "
-                    "var_no_grad = var.detach().\nglassgrad: this tensor was made by "
-                    f"{self.grad_fn.name()}; detach() it instead."
-                )
-            return
-        if value and not self.is_floating_point():
-            raise RuntimeError(
-                "only Tensors of floating point dtype can require gradients\n"
-                f"glassgrad: this tensor is {self.dtype}; convert it first with .float()."
-            )
-        self._requires_grad = bool(value)
+            raise RuntimeError(_non_leaf_flag_message(self, bool(value)))
+        self._set_requires_grad(bool(value), "only Tensors of floating point and complex dtype")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` in place and return self (``torch.Tensor.requires_grad_``)."""
-        self.requires_grad = requires_grad
+        """Set ``requires_grad`` in place and return self (``torch.Tensor.requires_grad_``).
+
+        Raises RuntimeError for a non-floating dtype, or ``False`` on a non-leaf.
+        """
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(_non_leaf_flag_message(self, False))
+            return self
+        self._set_requires_grad(bool(requires_grad), "only Tensors of floating point dtype")
         return self
+
+    def _set_requires_grad(self, value: bool, what: str) -> None:
+        if value and not self.is_floating_point():
+            raise RuntimeError(
+                f"{what} can require gradients\n"
+                f"glassgrad: this tensor is {self.dtype}; convert it first with .float()."
+            )
+        if value and self._vc.__class__ is InferenceVersion and not _state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed.\nglassgrad: this tensor was made under inference_mode(); use "
+                "x.clone() outside it first."
+            )
+        self._requires_grad = value
+
+    def is_inference(self) -> bool:
+        """True for a tensor made under ``inference_mode()`` (``torch.Tensor.is_inference``)."""
+        return self._vc.__class__ is InferenceVersion
 
     @property
     def grad(self):
@@ -206,6 +238,11 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         self._array = value._array
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of its ``grad_fn`` this tensor is (0 for leaves)."""
+        return self._output_nr
 
     @property
     def retains_grad(self) -> bool:
@@ -341,6 +378,13 @@ class Tensor:
                 )
         if not arr.flags.writeable:
             raise RuntimeError(f"glassgrad: in-place {op} on a read-only tensor (an expanded view?)")
+        if self._vc.__class__ is InferenceVersion and not _state.inference:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+                "make a clone to get a normal tensor before doing inplace update.See "
+                "https://github.com/pytorch/rfcs/pull/17 for more details.\n"
+                f"glassgrad: in-place {op} on a tensor made under inference_mode()."
+            )
         xp.copyto(arr, out, casting="unsafe")
         self._vc[0] += 1
 
@@ -449,6 +493,16 @@ class Tensor:
 
     def __setstate__(self, state):  # pragma: no cover - pickling goes through _rebuild
         raise TypeError("glassgrad tensors are rebuilt by _rebuild")
+
+
+def _non_leaf_flag_message(t, value: bool) -> str:
+    msg = "you can only change requires_grad flags of leaf variables."
+    if not value:
+        msg += (
+            " If you want to use a computed variable in a subgraph that doesn't require "
+            "differentiation use var_no_grad = var.detach()."
+        )
+    return msg + f"\nglassgrad: this tensor was made by {t.grad_fn.name()}; detach() it instead."
 
 
 def _rebuild(arr, requires_grad):

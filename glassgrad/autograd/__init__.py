@@ -1,12 +1,25 @@
-"""``glassgrad.autograd``: backward, grad, grad modes, custom Functions, gradcheck (``torch.autograd``)."""
+"""``glassgrad.autograd``: backward, grad, grad modes, custom Functions, anomaly detection,
+functional jacobian/hessian, gradcheck (``torch.autograd``)."""
 
-from . import graph  # noqa: F401
+from . import (  # noqa: F401
+    function,
+    functional,
+    graph,
+)
+from .anomaly import (  # noqa: F401
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .engine import backward, grad  # noqa: F401
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import (  # noqa: F401
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401

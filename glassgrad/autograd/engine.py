@@ -4,6 +4,12 @@ Walks are iterative (no recursion), so a chain of a million nodes is fine. Ready
 creation order, as PyTorch's engine runs them; leaves are reached through ``AccumulateGrad``.
 Broadcasting is undone here, in one place: each gradient is summed to its input's shape and cast to
 its dtype before it is delivered.
+
+NOTE [Freeing]: without ``retain_graph`` each node drops its saved tensors right after it runs and
+is marked freed; running it again raises "Trying to backward through the graph a second time". A
+node that saved nothing (``x.sum()``, ``x + 1``, views) has nothing to free, so a second backward
+through only such nodes succeeds and accumulates again, exactly as in PyTorch. Nodes themselves
+stay linked until their outputs die; Python frees a long chain iteratively (no recursion limit).
 """
 
 from __future__ import annotations
@@ -11,16 +17,14 @@ from __future__ import annotations
 import heapq
 import warnings
 
+from numpy import ndarray as _ndarray
+
 from .. import dtypes
 from .grad_mode import _state
-from .graph import AccumulateGrad, _second_time_message, grad_accumulator
+from .graph import AccumulateGrad, _Anomaly, _second_time_message, grad_accumulator
 
 _Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)
-
-
-class _Anomaly:
-    enabled = False
-    check_nan = True
+_reduce_batched_grad = None  # NOTE [Dead levels] in func/_batching.py; bound when func is imported
 
 
 def _as_tuple(x):
@@ -182,6 +186,10 @@ def _batched_grad(outputs, inputs, grad_outputs, create_graph, allow_unused, mat
 def run(roots, seeds, retain_graph, create_graph, inputs, accumulate):
     """Execute the graph behind ``roots``. With ``inputs``, run only what leads to them and return
     the gradient arriving at each input (captured after its hooks)."""
+    if _Anomaly.enabled and _Anomaly.check_nan:
+        from .anomaly import check_roots
+
+        check_roots(roots)
     root_edges = [_edge(t) for t in roots]
     deps: dict = {}
     seen = {e[0] for e in root_edges}
@@ -252,8 +260,10 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate):
                     g = out[k]
                     if g is not None:
                         shape, np_dtype = node._in_meta[k] if node._in_meta else (None, None)
+                        if type(g._array) is not _ndarray and _reduce_batched_grad is not None:
+                            g = _reduce_batched_grad(g, shape)
                         if shape is not None and g._array.shape != shape:
-                            g = g.sum_to_size(shape)
+                            g = _reduce_grad(node, k, g, shape)
                         if np_dtype is not None and g._array.dtype != np_dtype:
                             g = g.to(dtypes._FROM_NP[np_dtype])
                         buf = buffers.get(nxt)
@@ -333,16 +343,19 @@ def _apply_tensor_hooks(hooks, g):
 
 
 def _call(node, grads, retain_graph):
-    if node._freed:
-        raise RuntimeError(_second_time_message(node))
-    out = node._run_backward(grads)
     if _Anomaly.enabled:
-        from .anomaly import check_backward
+        from .anomaly import run_checked
 
-        check_backward(node, out)
+        out = run_checked(node, grads)
+    else:
+        if node._freed:
+            raise RuntimeError(_second_time_message(node))
+        out = node._run_backward(grads)
     if node._post_hooks:
+        # PyTorch passes None for inputs that need no gradient
+        out = tuple(None if e[0] is None else g for e, g in zip(node.next_functions, out))
         for hook in list(node._post_hooks.values()):
-            new = hook(tuple(out), tuple(grads))
+            new = hook(out, tuple(grads))
             if new is not None:
                 out = tuple(new)
     if not retain_graph:
@@ -350,17 +363,29 @@ def _call(node, grads, retain_graph):
     return out
 
 
+def _reduce_grad(node, k, g, shape):
+    """Sum a broadcast gradient to its input's shape; PyTorch's error when it cannot be."""
+    got = g._array.shape
+    lead = len(got) - len(shape)
+    if lead < 0 or any(s != 1 and s != got[lead + i] for i, s in enumerate(shape)):
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {k} - got "
+            f"{list(got)} but expected shape compatible with {list(shape)}\n"
+            f"glassgrad: input {k} of {node.name()} has shape {list(shape)}; its gradient must "
+            "have that shape (or one that broadcasting from it produces)."
+        )
+    return g.sum_to_size(shape)
+
+
 def _accumulate(variable, g, create_graph: bool) -> None:
     """``AccumulateGrad``: first gradient is stored (a copy: it may alias another), later ones add."""
     old = variable._grad
     if old is None:
         variable._grad = g if create_graph else _Tensor._make(g._array.copy())
-    elif create_graph or old._requires_grad:
+    elif create_graph or old._requires_grad or not old._array.flags.writeable:
         variable._grad = old + g
     else:
-        import numpy as np
-
-        np.add(old._array, g._array, out=old._array, casting="unsafe")
+        old._array += g._array
         old._vc[0] += 1
     if variable._post_acc_hooks:
         for hook in list(variable._post_acc_hooks.values()):

@@ -1,13 +1,17 @@
-"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode`` (thread-local).
+"""Grad modes, thread-local: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
 
 NOTE [Grad mode flag]: the hot path reads ``_state.enabled`` once per op. The state is a
-``threading.local`` so each thread has its own mode, as in PyTorch.
+``threading.local`` so each thread has its own mode, as in PyTorch (a new thread starts enabled).
+Each mode is a context manager and a decorator (bare ``@no_grad`` too); a decorated generator runs
+each step under the mode, as PyTorch's decorators do.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
+import warnings
 
 
 class _State(threading.local):
@@ -24,13 +28,31 @@ def is_grad_enabled() -> bool:
 
 
 def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()`` (``torch.is_inference_mode_enabled``)."""
     return _state.inference
 
 
 class _DecoratorContextManager:
-    """Usable as ``with mode():`` and as ``@mode()`` (or bare ``@no_grad``)."""
+    """Usable as ``with mode():`` and as ``@mode()``; generators keep the mode at every step."""
 
     def __call__(self, fn):
+        if inspect.isclass(fn):
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.",
+                FutureWarning,
+                stacklevel=3,
+            )
+            cls = fn
+
+            def fn(*args, **kwargs):
+                return cls(*args, **kwargs)
+
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
@@ -38,84 +60,120 @@ class _DecoratorContextManager:
 
         return wrapper
 
+    def _wrap_generator(self, fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:  # noqa: BLE001 - forwarded into the generator
+                        with self.clone():
+                            response = gen.throw(e)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as e:
+                return e.value
+
+        return generator
+
     def clone(self):
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """A mode without arguments, so that the bare ``@no_grad`` decorates too."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Context manager and decorator that disables recording (``torch.no_grad``).
 
+    Tensors computed inside do not require grad; in-place updates of leaves are allowed.
     Example: ``with glassgrad.no_grad(): p -= lr * p.grad``.
     """
 
-    def __init__(self, orig_func=None):
+    def __init__(self) -> None:
         self._prev = []
-        if callable(orig_func):  # bare @no_grad
-            self._fn = orig_func
-            functools.update_wrapper(self, orig_func)
 
-    def __call__(self, *args, **kwargs):
-        fn = getattr(self, "_fn", None)
-        if fn is not None:
-            with no_grad():
-                return fn(*args, **kwargs)
-        return super().__call__(*args)
-
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._prev.append(_state.enabled)
         _state.enabled = False
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         _state.enabled = self._prev.pop()
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Re-enables recording inside ``no_grad`` (``torch.enable_grad``)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._prev = []
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._prev.append(_state.enabled)
         _state.enabled = True
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         _state.enabled = self._prev.pop()
 
 
 class set_grad_enabled(_DecoratorContextManager):
-    """Sets grad mode on or off, as a function call or a context manager (``torch.set_grad_enabled``)."""
+    """Sets grad mode on or off, as a call, a context manager or a decorator
+    (``torch.set_grad_enabled(mode)``)."""
 
-    def __init__(self, mode: bool):
-        self._prev = _state.enabled
+    def __init__(self, mode: bool) -> None:
+        self.prev = _state.enabled
         self.mode = bool(mode)
         _state.enabled = self.mode
 
+    def __call__(self, fn):
+        _state.enabled = self.prev  # as a decorator the mode applies only inside fn
+        return super().__call__(fn)
+
     def clone(self):
-        return set_grad_enabled(self.mode)
+        return self.__class__(self.mode)
 
-    def __enter__(self):
-        pass
+    def __enter__(self) -> None:
+        _state.enabled = self.mode
 
-    def __exit__(self, *exc):
-        _state.enabled = self._prev
+    def __exit__(self, *exc) -> None:
+        _state.enabled = self.prev
 
 
 class inference_mode(_DecoratorContextManager):
-    """No recording and tensors marked as inference tensors (``torch.inference_mode(mode=True)``)."""
+    """No recording, and the tensors made inside are inference tensors that autograd refuses to
+    save later (``torch.inference_mode(mode=True)``); also a bare decorator."""
 
-    def __init__(self, mode: bool = True):
+    def __new__(cls, mode_or_orig_func=True):
+        if mode_or_orig_func is None or isinstance(mode_or_orig_func, bool):
+            return super().__new__(cls)
+        return cls()(mode_or_orig_func)
+
+    def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
         self._prev = []
 
     def clone(self):
-        return inference_mode(self.mode)
+        return self.__class__(self.mode)
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         self._prev.append((_state.enabled, _state.inference))
-        if self.mode:
-            _state.enabled = False
-            _state.inference = True
+        # NOTE: as PyTorch's InferenceMode guard: inference_mode(False) turns grad mode on
+        _state.enabled = not self.mode
+        _state.inference = self.mode
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         _state.enabled, _state.inference = self._prev.pop()

@@ -9,10 +9,13 @@ It keeps a detached alias sharing the buffer and version counter, and re-attache
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import weakref
+from typing import ClassVar
 
 from .. import dtypes
+from .grad_mode import _state
 
 _sequence = itertools.count()
 
@@ -20,14 +23,32 @@ _sequence = itertools.count()
 class _Hooks:
     """Process-wide switches read on the hot path (one attribute test each when off)."""
 
-    saved_tensor_hooks: list = []  # stack of (pack, unpack) from autograd.graph.saved_tensors_hooks
+    saved_tensor_hooks: ClassVar[list] = []  # (pack, unpack) stack from saved_tensors_hooks
     record_source = False  # glass box: remember the user line that created each node
+
+
+class _Anomaly:
+    """Anomaly detection switches (``set_detect_anomaly``); the engine tests ``enabled``."""
+
+    enabled = False
+    check_nan = True
+
+
+class InferenceVersion(list):
+    """The version counter of inference tensors. Its type is the "made under inference_mode" flag:
+    marking a tensor is one store, and views and ``detach()`` share it. PyTorch's inference tensors
+    track no version, so all of them share the one instance ``INFERENCE_VERSION``."""
+
+    __slots__ = ()
+
+
+INFERENCE_VERSION = InferenceVersion([0])
 
 
 class RemovableHandle:
     """Returned by every ``register_*hook``; ``remove()`` unregisters (``torch.utils.hooks``)."""
 
-    __slots__ = ("_store", "_key")
+    __slots__ = ("_key", "_store")
     _ids = itertools.count()
 
     def __init__(self, store: dict):
@@ -57,8 +78,19 @@ class Node:
     """
 
     __slots__ = (
-        "next_functions", "_saved", "_attrs", "_seq", "_freed", "_in_meta", "_pre_hooks",
-        "_post_hooks", "_tensor_hooks", "_retain", "_metadata", "source", "__weakref__",
+        "__weakref__",
+        "_attrs",
+        "_freed",
+        "_in_meta",
+        "_metadata",
+        "_post_hooks",
+        "_pre_hooks",
+        "_retain",
+        "_saved",
+        "_seq",
+        "_tensor_hooks",
+        "next_functions",
+        "source",
     )
     _prim = None  # the Primitive whose backward this node runs (class attribute per subclass)
     _n_outputs = 1
@@ -105,7 +137,9 @@ class Node:
         saved = self._unpack_saved() if self._saved else ()
         attrs = self._attrs
         if prim.wants_needs_input_grad:
-            attrs = dict(attrs, needs_input_grad=tuple(e is not None for e in self.next_functions))
+            # an edge is (node, nr); (None, 0) marks an input that needs no gradient
+            needs = tuple(e[0] is not None for e in self.next_functions)
+            attrs = dict(attrs, needs_input_grad=needs)
         out = prim.backward(grads[0], *saved, **attrs) if attrs else prim.backward(grads[0], *saved)
         return out
 
@@ -163,17 +197,31 @@ class SavedTensor:
     Unpacking checks the version (PyTorch's in-place error) and applies pack/unpack hooks.
     """
 
-    __slots__ = ("_tensor", "_version", "_is_output", "_unpack_hook", "_packed")
+    __slots__ = ("_is_output", "_output_nr", "_packed", "_tensor", "_unpack_hook", "_version")
 
-    def __init__(self, tensor, is_output: bool):
+    def __init__(self, tensor, is_output: bool, output_nr: int = 0):
+        if tensor._vc.__class__ is InferenceVersion:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors created "
+                "in inference mode in computation tracked by autograd. To work around this, you "
+                "can make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`.\n"
+                f"glassgrad: the tensor of shape {list(tensor.shape)} was made under "
+                "inference_mode(); clone() it outside inference_mode, or make it under no_grad()."
+            )
         self._version = tensor._vc[0]
         self._is_output = is_output
+        self._output_nr = output_nr
         hooks = _Hooks.saved_tensor_hooks
         if hooks:
             pack, unpack = hooks[-1]
-            self._packed = pack(tensor)
+            self._packed = _without_grad(pack, tensor)
             self._unpack_hook = unpack
+            # the history to re-attach on unpack, so double backward still reaches the input
             self._tensor = None
+            if not is_output and tensor._requires_grad:
+                self._tensor = (tensor.grad_fn, tensor._output_nr,
+                                None if tensor.grad_fn is not None else grad_accumulator(tensor))
             return
         self._unpack_hook = None
         self._packed = None
@@ -186,33 +234,72 @@ class SavedTensor:
 
     def unpack(self, node):
         if self._unpack_hook is not None:
-            out = self._unpack_hook(self._packed)
-            if self._is_output and out.grad_fn is None and out.requires_grad is False:
-                out = out._alias()
-                out._requires_grad = True
-                out.grad_fn = node
+            out = _without_grad(self._unpack_hook, self._packed)
+            if out.grad_fn is None and not out._requires_grad:
+                if self._is_output:
+                    out = out._alias()
+                    out._requires_grad = True
+                    out.grad_fn = node
+                    out._output_nr = self._output_nr
+                elif self._tensor is not None:
+                    fn, nr, acc = self._tensor
+                    out = out._alias()
+                    out._requires_grad = True
+                    out.grad_fn = fn
+                    out._output_nr = nr
+                    if acc is not None:
+                        out._grad_acc = weakref.ref(acc)
             return out
         t = self._tensor
         if t._vc[0] != self._version:
-            raise RuntimeError(_inplace_message(t, self._version, node if self._is_output else None))
+            raise RuntimeError(_inplace_message(t, self._version, node, self._is_output,
+                                                self._output_nr))
         if self._is_output:
             out = t._alias()
             out._requires_grad = True
             out.grad_fn = node
+            out._output_nr = self._output_nr
             return out
         return t
 
 
-def _inplace_message(t, saved_version: int, producer) -> str:
-    producer = producer if producer is not None else t.grad_fn
-    where = f", which is output 0 of {producer.name()}," if producer is not None else ""
+def _without_grad(hook, value):
+    """Saved-tensor hooks run with grad mode off, as in PyTorch (their ops record nothing)."""
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        return hook(value)
+    finally:
+        _state.enabled = prev
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
+def _inplace_message(t, saved_version: int, node, is_output: bool, output_nr: int) -> str:
+    # PyTorch names the producer of the saved tensor without its "Backward0" suffix: the node
+    # itself for a saved output, the tensor's current grad_fn for a saved input.
+    producer, nr = (node, output_nr) if is_output else (t.grad_fn, t._output_nr)
+    where = ""
+    if producer is not None:
+        where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', producer.name())},"
+    if _Anomaly.enabled:
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. Good "
+                "luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    what = "its output" if is_output else "an input"
+    if producer is None and not is_output:
+        what = "a leaf tensor (a parameter?)" if t._requires_grad else "an input"
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{dtypes.type_name(t.dtype)} {list(t.shape)}]{where} is at version "
-        f"{t._vc[0]}; expected version {saved_version} instead. Hint: the backtrace further "
-        "above shows the operation that failed to compute its gradient. The variable in question "
-        "was changed in there or anywhere later. Good luck!\n"
-        "glassgrad: a tensor was saved for backward and then changed in place "
+        f"{t._vc[0]}; expected version {saved_version} instead. {hint}\n"
+        f"glassgrad: {node.name()}"
+        + (f" (created at {node.source})" if node.source else "")
+        + f" saved {what} of shape {list(t.shape)} and it was then changed in place "
         f"({t._vc[0] - saved_version} in-place write(s) since). Use .clone() before the in-place "
         "op, or make it out of place (x = x * 2 instead of x *= 2). An optimizer.step() between a "
         "forward and its backward is the usual cause in GAN loops: run every backward that uses "
@@ -244,3 +331,41 @@ def grad_accumulator(tensor) -> AccumulateGrad:
         acc = AccumulateGrad(tensor)
         tensor._grad_acc = weakref.ref(acc)
     return acc
+
+
+_PACKAGE_DIR = __file__.rsplit("/autograd/", 1)[0]
+
+
+def _user_frame() -> str:
+    """file:line of the first frame outside glassgrad (the user's line that made a node)."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
+        f = f.f_back
+    if f is None:
+        return "<unknown>"
+    return f"{f.f_code.co_filename}:{f.f_lineno}"
+
+
+class saved_tensors_hooks:
+    """Context manager: ``pack_hook(tensor)`` runs when an op saves a tensor for backward and
+    ``unpack_hook(packed)`` when backward needs it (``torch.autograd.graph.saved_tensors_hooks``).
+
+    Example: keep saved activations as float16 with ``pack=lambda t: t.half()``.
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _Hooks.saved_tensor_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _Hooks.saved_tensor_hooks.pop()
+
+
+def increment_version(tensor) -> None:
+    """Bump the version counter as an in-place op would
+    (``torch.autograd.graph.increment_version``)."""
+    tensor._vc[0] += 1

@@ -160,7 +160,8 @@ def _unary(name, fwd, bwd, saves=("x",), node_name=None):
 # derivative rules read like a table: d/dx f(x), from the saved input x or result r
 Exp = _unary("Exp", lambda xp, x: xp.exp(x), lambda g, r: (g * r,), ("result",))
 Log = _unary("Log", lambda xp, x: xp.log(x), lambda g, x: (g / x,))
-Log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda g, x: (g / (x + 1),))
+Log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda g, x: (g / (x + 1),),
+               node_name="Log1PBackward0")
 Expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), lambda g, r: (g * (r + 1),), ("result",))
 Log2 = _unary("Log2", lambda xp, x: xp.log2(x), lambda g, x: (g / (x * math.log(2.0)),))
 Log10 = _unary("Log10", lambda xp, x: xp.log10(x), lambda g, x: (g / (x * math.log(10.0)),))
@@ -237,6 +238,7 @@ class RoundDecimals(_Step):
 
 
 class Clamp(Primitive):
+    node_name = "ClampBackward1"  # PyTorch: ClampBackward1 for number bounds
     saves = ("x",)
 
     @staticmethod
@@ -556,7 +558,9 @@ def where(condition, input=None, other=None):
         from .indexing import nonzero
 
         return nonzero(condition, as_tuple=True)
-    cond = condition._array if is_tensor(condition) else np.asarray(condition)
+    cond = condition._array if is_tensor(condition) else condition
+    if not hasattr(cond, "__array_function__"):  # NOTE: keeps ndarrays and vmap batched arrays
+        cond = np.asarray(cond)
     if cond.dtype != np.bool_:
         if is_tensor(condition):
             raise RuntimeError(

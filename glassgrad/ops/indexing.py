@@ -1,37 +1,50 @@
-"""Indexing primitives: ``x[idx]``, ``x[idx] = v``, ``gather``, ``scatter``, ``index_select``...
+"""Indexing primitives: ``x[idx]``, ``x[idx] = v``, ``index_put``, ``masked_*``, ``take``, ``select``.
 
 Basic indices (ints, slices, None, Ellipsis) give views; integer or boolean tensors give copies,
-exactly as in PyTorch. Backwards scatter-add into zeros, so repeated indices accumulate.
+exactly as in PyTorch. Backwards scatter into zeros (adding, so repeated indices accumulate).
+The gather/scatter/index_* family lives in gather.py and is re-exported here.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
 from ..autograd.grad_mode import _state
 from . import primitive
+from ._names import c_type, scalar_type
 from ._util import is_tensor, mark_view, wrap_dim
-from .primitive import Primitive
+from .primitive import Primitive, _check_inplace_leaf, _record
 
 
-def _norm_index(index, shape=None):
-    """User index -> a NumPy index (tensors to arrays); IndexError names the problem."""
+def _norm_index(index):
+    """User index -> a NumPy index (tensors to arrays); PyTorch's errors for what it rejects."""
     if not isinstance(index, tuple):
         index = (index,)
     out = []
     for k in index:
         if is_tensor(k):
             arr = k._array
-            if arr.dtype.kind == "f":
+            if arr.dtype.kind not in "biu":
                 raise IndexError(
-                    "tensors used as indices must be long, int, byte or bool tensors"
+                    "tensors used as indices must be long, int, byte or bool tensors\n"
+                    f"glassgrad: got a {list(k.shape)} {k.dtype} index tensor; convert it with "
+                    ".long()."
                 )
+            if arr.dtype == np.uint8:  # NOTE: PyTorch reads uint8 indices as (deprecated) masks
+                arr = arr.astype(bool)
             out.append(arr if arr.dtype.kind == "b" or arr.ndim else int(arr))
-        elif isinstance(k, (list,)) and k and any(is_tensor(v) for v in k):
-            out.append(np.asarray([int(v) for v in k]))
-        elif isinstance(k, list):
-            arr = np.asarray(k)
-            out.append(arr if arr.dtype.kind in "biu" or arr.size == 0 else arr)
+        elif isinstance(k, slice):
+            if k.step is not None and int(k.step) <= 0:
+                raise ValueError(
+                    "step must be greater than zero\nglassgrad: reverse with "
+                    "glassgrad.flip(x, dims) instead of a negative step."
+                )
+            out.append(k)
+        elif isinstance(k, (list, tuple)):
+            arr = np.asarray([int(v) if is_tensor(v) else v for v in k])
+            out.append(arr if arr.size else arr.astype(np.int64))
         elif isinstance(k, np.ndarray) and k.ndim == 0:
             out.append(k.item())
         else:
@@ -46,11 +59,66 @@ def _is_basic(index) -> bool:
     return True
 
 
-def _check_bounds(arr_shape, index):
-    try:
-        np.empty(arr_shape, dtype=np.bool_)[index]
-    except IndexError as e:
-        raise IndexError(f"{e} (indexing a tensor of shape {list(arr_shape)})") from None
+def _describe_index(index) -> str:
+    parts = []
+    for k in index:
+        if isinstance(k, np.ndarray):
+            parts.append(f"{'bool' if k.dtype == bool else 'int'} tensor of shape {list(k.shape)}")
+        elif k is Ellipsis:
+            parts.append("...")
+        else:
+            parts.append(repr(k))
+    return "[" + ", ".join(parts) + "]"
+
+
+_NP_ERRORS = [
+    (
+        re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)"),
+        lambda m: f"index {m[1]} is out of bounds for dimension {m[2]} with size {m[3]}",
+    ),
+    (
+        re.compile(r"too many indices for array: array is (\d+)-dimensional"),
+        lambda m: f"too many indices for tensor of dimension {m[1]}",
+    ),
+    (
+        re.compile(
+            r"boolean index did not match indexed array along (?:axis|dimension) (\d+); "
+            r"size of (?:axis|dimension) is (\d+) but size of corresponding boolean "
+            r"(?:axis|dimension) is (\d+)"
+        ),
+        lambda m: (
+            f"The shape of the mask [{m[3]}] at index {m[1]} does not match the shape of the "
+            f"indexed tensor [{m[2]}] at index {m[1]}"
+        ),
+    ),
+    (
+        re.compile(
+            r"shape mismatch: indexing arrays could not be broadcast together with shapes "
+            r"(.*)"
+        ),
+        lambda m: (
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(_shape_list(s) for s in re.findall(r"\(([^)]*)\)", m[1]))
+        ),
+    ),
+]
+
+
+def _shape_list(numpy_shape: str) -> str:
+    return str([int(v) for v in numpy_shape.split(",") if v.strip()])
+
+
+def index_error(e, x, idx, what="indexing"):
+    """NumPy's IndexError -> PyTorch's phrase, then glassgrad's explanation."""
+    msg = str(e)
+    for pattern, fmt in _NP_ERRORS:
+        m = pattern.search(msg)
+        if m:
+            msg = fmt(m)
+            break
+    return IndexError(
+        f"{msg}\nglassgrad: {what} a {list(x.shape)} {x.dtype} tensor with {_describe_index(idx)}"
+    )
 
 
 class Index(Primitive):
@@ -64,15 +132,15 @@ class Index(Primitive):
 
 
 class IndexBackward(Primitive):
-    """Scatter-add ``grad`` into zeros of the indexed tensor's shape (differentiable)."""
+    """Scatter ``grad`` into zeros of the indexed tensor's shape (differentiable)."""
 
     @staticmethod
     def forward(xp, grad, *, index, basic, shape):
         out = xp.zeros(shape, dtype=grad.dtype)
-        if basic:
-            out[index] = grad
+        if basic or all(not isinstance(k, np.ndarray) or k.dtype == np.bool_ for k in index):
+            out[index] = grad  # each position at most once: plain assignment
         else:
-            xp.add.at(out, index, grad)
+            xp.add.at(out, index, grad)  # repeated integer indices accumulate
         return out
 
     @staticmethod
@@ -81,9 +149,13 @@ class IndexBackward(Primitive):
 
 
 def getitem(input, index):
-    """``input[index]``: views for basic indices, copies for tensor/bool indices."""
+    """``input[index]`` (``torch.Tensor.__getitem__``): views for ints, slices, None and
+    Ellipsis; copies for integer/bool tensors and lists. IndexError with PyTorch's wording for
+    out-of-range or malformed indices; ValueError for negative steps."""
     idx = _norm_index(index)
     basic = _is_basic(idx)
+    if basic and not any(k is Ellipsis for k in idx):
+        idx += (Ellipsis,)  # NOTE: so that x[1, 2] is a 0-d view, not a NumPy scalar copy
     shape = input._array.shape
     try:
         if _state.enabled and input._requires_grad:
@@ -91,14 +163,14 @@ def getitem(input, index):
         else:
             out = primitive._make(input._array[idx])
     except IndexError as e:
-        raise IndexError(f"{e} (indexing a tensor of shape {list(shape)})") from None
+        raise index_error(e, input, idx) from None
     if basic:
-        return mark_view(out, input, lambda b: getitem(b, index))
+        return mark_view(out, input, lambda b: getitem(b, idx))
     return out
 
 
 class IndexPut(Primitive):
-    """``x[index] = value`` out of place: the in-place form goes through apply_inplace."""
+    """``x[index] = value`` out of place; ``setitem`` records it after writing in place."""
 
     node_name = "IndexPutBackward0"
 
@@ -117,187 +189,195 @@ class IndexPut(Primitive):
         if not accumulate:
             zeros = primitive._make(np.zeros((), dtype=grad._array.dtype))
             grad_x = IndexPut.apply(grad, zeros, index=index, accumulate=False)
-        return grad_x, Index.apply(grad, index=index, basic=_is_basic(index),
-                                   shape=grad._array.shape)
+        return grad_x, Index.apply(
+            grad, index=index, basic=_is_basic(index), shape=grad._array.shape
+        )
+
+
+def _value_tensor(value, like, op):
+    if is_tensor(value):
+        return value if value._array.dtype == like._array.dtype else value.to(like.dtype)
+    return primitive._make(np.asarray(value, dtype=like._array.dtype))
+
+
+def _broadcast_error(value_shape, target_shape, x, idx):
+    vs, ts = list(value_shape), list(target_shape)
+    lead = len(ts) - len(vs)
+    for i, s in enumerate(vs):
+        t = ts[i + lead] if i + lead >= 0 else None
+        if s != 1 and s != t:
+            return RuntimeError(
+                f"The expanded size of the tensor ({t}) must match the existing size ({s}) at "
+                f"non-singleton dimension {i + lead}.  Target sizes: {ts}.  Tensor sizes: {vs}\n"
+                f"glassgrad: setting {_describe_index(idx)} of a {list(x.shape)} tensor (a "
+                f"{ts} region) to a value of shape {vs}."
+            )
+    return RuntimeError(
+        f"shape mismatch: value tensor of shape {vs} cannot be broadcast to "
+        f"indexing result of shape {ts}"
+    )
 
 
 def setitem(input, index, value) -> None:
-    """``input[index] = value`` in place; broadcasting ``value``; recorded for autograd."""
+    """``input[index] = value`` in place (``torch.Tensor.__setitem__``); ``value`` broadcasts and
+    is converted to input's dtype; recorded for autograd (gradients reach ``value`` too)."""
     idx = _norm_index(index)
-    if is_tensor(value):
-        v = value if value._array.dtype == input._array.dtype else value.to(input.dtype)
-    else:
-        v = primitive._make(np.asarray(value, dtype=input._array.dtype))
-    if not (_state.enabled and (input._requires_grad or v._requires_grad)):
-        try:
-            input._array[idx] = v._array
-        except (IndexError, ValueError) as e:
-            raise type(e)(f"{e} (setting items of a tensor of shape {list(input.shape)} with "
-                          f"a value of shape {list(v.shape)})") from None
-        input._vc[0] += 1
-        return
-    _check_bounds(input._array.shape, idx)
-    IndexPut.apply_inplace(input, v, index=idx, accumulate=False)
+    v = _value_tensor(value, input, "setitem")
+    recording = _state.enabled and (input._requires_grad or v._requires_grad)
+    if recording:
+        _check_inplace_leaf(input)
+    arr = input._array
+    if not arr.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.\n"
+            f"glassgrad: the {list(input.shape)} tensor is an expanded view."
+        )
+    try:
+        arr[idx] = v._array
+    except IndexError as e:
+        raise index_error(e, input, idx, "setting items of") from None
+    except ValueError:
+        target = np.empty(arr.shape, dtype=np.bool_)[idx].shape
+        raise _broadcast_error(v._array.shape, target, input, idx) from None
+    input._vc[0] += 1
+    if recording:
+        # NOTE: written in place above (no copy of the whole tensor); the node is what
+        # IndexPut.apply_inplace would record: IndexPut saves nothing, so no snapshot is needed
+        _record(IndexPut, input, (input, v), {"index": idx, "accumulate": False})
+        input._rebase_history()
 
 
 def index_put(input, indices, values, accumulate: bool = False):
-    idx = _norm_index(tuple(indices))
-    return IndexPut.apply(input, values, index=idx, accumulate=accumulate)
-
-
-class Gather(Primitive):
-    @staticmethod
-    def forward(xp, x, *, dim, index, shape):
-        return xp.take_along_axis(x, index, axis=dim)
-
-    @staticmethod
-    def backward(grad, *, dim, index, shape):
-        return (ScatterAdd.apply(_zeros(shape, grad), grad, dim=dim, index=index),)
-
-
-def _zeros(shape, like):
-    return primitive._make(np.zeros(shape, dtype=like._array.dtype))
-
-
-class ScatterAdd(Primitive):
-    @staticmethod
-    def forward(xp, x, src, *, dim, index):
-        out = x.copy()
-        idx = _full_index(index, dim)
-        xp.add.at(out, idx, src[tuple(slice(0, s) for s in index.shape)])
-        return out
-
-    @staticmethod
-    def backward(grad, *, dim, index):
-        return grad, Gather.apply(grad, dim=dim, index=index, shape=grad._array.shape)
-
-
-class Scatter(Primitive):
-    @staticmethod
-    def forward(xp, x, src, *, dim, index):
-        out = x.copy()
-        out[_full_index(index, dim)] = src[tuple(slice(0, s) for s in index.shape)]
-        return out
-
-    @staticmethod
-    def backward(grad, *, dim, index):
-        zeros = _zeros(index.shape, grad)
-        grad_x = Scatter.apply(grad, zeros, dim=dim, index=index)
-        return grad_x, Gather.apply(grad, dim=dim, index=index, shape=grad._array.shape)
-
-
-def _full_index(index, dim):
-    grids = list(np.indices(index.shape, sparse=True))
-    grids[dim] = index
-    return tuple(grids)
-
-
-def _check_index_tensor(index, op):
-    if not is_tensor(index) or index._array.dtype != np.int64:
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
-    return index._array
-
-
-def gather(input, dim: int, index):
-    """``out[i][j] = input[i][index[i][j]]`` along ``dim`` (``torch.gather``); index int64."""
-    idx = _check_index_tensor(index, "gather")
-    d = wrap_dim(dim, input._array.ndim, "gather")
-    if idx.ndim != input._array.ndim and input._array.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    if idx.size and (idx.max() >= input._array.shape[d] or idx.min() < -input._array.shape[d]):
+    """Out-of-place ``input[indices] = values`` (adding when ``accumulate``) (``torch.index_put``);
+    ``indices`` is a tuple of index tensors; ``values`` must have input's dtype."""
+    if is_tensor(values) and values._array.dtype != input._array.dtype:
         raise RuntimeError(
-            f"index {int(idx.max())} is out of bounds for dimension {d} with size "
-            f"{input._array.shape[d]}"
+            "Index put requires the source and destination dtypes match, got "
+            f"{scalar_type(input.dtype)} for the destination and "
+            f"{scalar_type(values.dtype)} for the source."
         )
-    return Gather.apply(input, dim=d, index=idx, shape=input._array.shape)
-
-
-def scatter_add(input, dim: int, index, src):
-    """Add ``src`` into ``input`` at ``index`` along ``dim`` (``torch.scatter_add``)."""
-    idx = _check_index_tensor(index, "scatter_add")
-    d = wrap_dim(dim, input._array.ndim, "scatter_add")
-    return ScatterAdd.apply(input, src, dim=d, index=idx)
-
-
-def scatter(input, dim: int, index, src=None, value=None, reduce=None):
-    """Write ``src`` (or a number) into ``input`` at ``index`` along ``dim`` (``torch.scatter``)."""
-    if reduce is not None:
-        raise NotImplementedError("glassgrad: scatter(reduce=...) is not supported; use scatter_add")
-    idx = _check_index_tensor(index, "scatter")
-    d = wrap_dim(dim, input._array.ndim, "scatter")
-    if src is None:
-        src = value
-    if not is_tensor(src):
-        src = primitive._make(np.full(idx.shape, src, dtype=input._array.dtype))
-    return Scatter.apply(input, src, dim=d, index=idx)
-
-
-def index_select(input, dim: int, index):
-    """Rows of ``input`` along ``dim`` at ``index`` (1-D int tensor) (``torch.index_select``)."""
-    d = wrap_dim(dim, input._array.ndim, "index_select")
-    idx = index._array if is_tensor(index) else np.asarray(index)
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
-
-
-def index_add(input, dim: int, index, source, *, alpha=1):
-    d = wrap_dim(dim, input._array.ndim, "index_add")
-    idx = (slice(None),) * d + (index._array,)
-    src = source if alpha == 1 else source * alpha
-    return IndexPut.apply(input, src, index=idx, accumulate=True)
+    idx = _norm_index(tuple(indices))
+    v = _value_tensor(values, input, "index_put")
+    try:
+        return IndexPut.apply(input, v, index=idx, accumulate=accumulate)
+    except IndexError as e:
+        raise index_error(e, input, idx, "index_put into") from None
 
 
 def masked_fill(input, mask, value):
-    """Set elements where ``mask`` is True to ``value`` (``torch.masked_fill``); mask broadcasts."""
+    """``value`` where ``mask`` is True, ``input`` elsewhere (``torch.masked_fill``); ``mask`` is
+    bool and broadcasts; ``value`` is a number or a 0-d tensor (which then gets a gradient)."""
     from .elementwise import where
 
     m = mask._array if is_tensor(mask) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}"
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{c_type(m.dtype)}\nglassgrad: convert the mask with "
+            ".bool() (or build it with a comparison)."
         )
     if is_tensor(value) and value._array.ndim:
         raise RuntimeError(
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
             f"{value._array.ndim} dimension(s)."
         )
-    if not is_tensor(value):
-        value = primitive._make(np.asarray(value, dtype=input._array.dtype))
-    elif value._array.dtype != input._array.dtype:
-        value = value.to(input.dtype)
-    out = where(primitive._make(m), value, input)
-    if out._array.shape != input._array.shape:
+    try:
+        np.broadcast_shapes(m.shape, input._array.shape)
+    except ValueError:
         raise RuntimeError(
-            f"masked_fill: mask of shape {list(m.shape)} does not broadcast to the input's shape "
-            f"{list(input.shape)}"
-        )
-    return out
+            f"The size of tensor a ({list(input.shape)}) must match the size of tensor b "
+            f"({list(m.shape)}) at non-singleton dimension\nglassgrad: masked_fill of a "
+            f"{list(input.shape)} tensor with a {list(m.shape)} mask that does not broadcast."
+        ) from None
+    return where(primitive._make(m), _value_tensor(value, input, "masked_fill"), input)
 
 
 def masked_select(input, mask):
+    """The elements of ``input`` where the bool ``mask`` is True, as a 1-D copy; both broadcast
+    (``torch.masked_select``)."""
     from .shape import expand
 
-    m = mask._array
+    m = mask._array if is_tensor(mask) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_select: expected BoolTensor for mask\n"
+            f"glassgrad: got a {list(m.shape)} {m.dtype} mask; convert it with .bool()."
+        )
     shape = np.broadcast_shapes(input._array.shape, m.shape)
     x = expand(input, shape) if input._array.shape != shape else input
     return getitem(x, primitive._make(np.broadcast_to(m, shape)))
 
 
+def masked_scatter(input, mask, source):
+    """Copy consecutive elements of ``source`` into ``input`` where ``mask`` is True
+    (``torch.masked_scatter``); ``mask`` broadcasts to input's shape."""
+    from .shape import narrow, reshape
+
+    m = np.broadcast_to(mask._array, input._array.shape)
+    count = int(m.sum())
+    if source._array.size < count:
+        raise RuntimeError(
+            "masked_scatter: expected source to have at least as many elements as "
+            f"ones in mask ({count}), got {source._array.size}"
+        )
+    values = narrow(reshape(source, -1), 0, 0, count)
+    return IndexPut.apply(
+        input, _value_tensor(values, input, "masked_scatter"), index=(m,), accumulate=False
+    )
+
+
 def take(input, index):
+    """Elements of the flattened input at ``index`` (any shape; negative counts from the end)
+    (``torch.take``); IndexError when out of range."""
     from .shape import reshape
 
+    idx = index._array
+    n = input._array.size
+    if idx.size and (idx.max() >= n or idx.min() < -n):
+        bad = int(idx.max() if idx.max() >= n else idx.min())
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
     return getitem(reshape(input, -1), index)
 
 
+def select(input, dim: int, index: int):
+    """The slice at ``index`` of ``dim``, that dim removed (``torch.select``): a view."""
+    nd = input._array.ndim
+    if nd == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, nd, "select")
+    size = input._array.shape[d]
+    if not -size <= int(index) < size:
+        raise IndexError(
+            f"select(): index {int(index)} out of range for tensor of size {list(input.shape)} at "
+            f"dimension {d}"
+        )
+    return getitem(input, (slice(None),) * d + (int(index),))
+
+
 def nonzero(input, *, as_tuple: bool = False):
-    nz = np.nonzero(input._array)
+    """Indices of nonzero elements (``torch.nonzero``): an (n, ndim) int64 tensor, or a tuple of
+    n-element index tensors with ``as_tuple``. No gradient."""
+    arr = input._array if input._array.ndim else input._array.reshape(1)
+    nz = np.nonzero(arr)
     if as_tuple:
         return tuple(primitive._make(a.astype(np.int64)) for a in nz)
-    return primitive._make(np.stack(nz, axis=1).astype(np.int64) if nz else
-                           np.zeros((0, 0), np.int64))
+    out = np.stack(nz, axis=1).astype(np.int64)
+    return primitive._make(out if input._array.ndim else out[:, :0])
 
 
-def select(input, dim: int, index: int):
-    d = wrap_dim(dim, input._array.ndim, "select")
-    return getitem(input, (slice(None),) * d + (index,))
+argwhere = nonzero
+
+from .gather import (  # noqa: F401 - re-exported, see the module docstring
+    Gather,
+    Scatter,
+    ScatterAdd,
+    gather,
+    index_add,
+    index_copy,
+    index_fill,
+    index_select,
+    scatter,
+    scatter_add,
+    take_along_dim,
+)

@@ -1,12 +1,19 @@
-"""Matrix products: ``matmul`` (one BLAS call per op), ``mm``, ``bmm``, ``mv``, ``dot``, ``outer``.
+"""Products: ``matmul`` (one BLAS call per op), ``mm``, ``bmm``, ``mv``, ``dot``, ``outer``,
+``einsum``, ``tensordot``, ``addmm``/``baddbmm``, ``cross``, ``trace``.
 
 1-D operands are lifted to matrices around the ``MatMul`` primitive, as NumPy and PyTorch define
-them; batch dims broadcast and the engine sums them back.
+them; batch dims broadcast and the engine sums them back. ``einsum`` is canonicalised to explicit
+single-letter subscripts (ellipses expanded) and contracted pairwise by ``Einsum`` primitives whose
+backward is an ``einsum`` with the subscripts rearranged (see einsum_parse.py).
 """
 
 from __future__ import annotations
 
-from ._util import promote
+import numpy as np
+
+from ._names import c_type, scalar_type
+from ._util import is_tensor, promote, wrap_dim
+from .einsum_parse import contraction_path, parse_equation
 from .primitive import Primitive
 
 
@@ -26,30 +33,81 @@ class MatMul(Primitive):
         return grad_x, grad_y
 
 
-def _shape_error(op, a, b):
+def _explain(op, a, b) -> str:
+    return (
+        f"\nglassgrad: {op} of a {list(a.shape)} {a.dtype} tensor and a {list(b.shape)} "
+        f"{b.dtype} tensor"
+    )
+
+
+def _check_same_dtype(op, a, b, names=("m1", "m2")):
+    if a._array.dtype != b._array.dtype:
+        raise RuntimeError(
+            f"expected {names[0]} and {names[1]} to have the same dtype, but got: "
+            f"{c_type(a.dtype)} != {c_type(b.dtype)}"
+            + _explain(op, a, b)
+            + "; convert one with .to(other.dtype)."
+        )
+
+
+def _x(shape) -> str:
+    return "x".join(map(str, shape))
+
+
+def _matmul_shape_error(a, b):
+    na, nb = a._array.ndim, b._array.ndim
+    sa, sb = a._array.shape, b._array.shape
+    hint = _explain("matmul", a, b) + f": the last dim of the first ({sa[-1]}) must equal the "
+    hint += f"{'first' if nb == 1 else 'second-to-last'} dim of the second."
+    if na == 1 and nb == 1:
+        return RuntimeError(
+            f"inconsistent tensor size, expected tensor [{sa[0]}] and src [{sb[0]}] to have the "
+            f"same number of elements, but got {sa[0]} and {sb[0]} elements respectively" + hint
+        )
+    if nb == 1:
+        rows = int(np.prod(sa[:-1]))
+        return RuntimeError(
+            f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})" + hint
+        )
+    if na <= 2 and nb == 2:
+        return RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied "
+            f"({_x(sa if na == 2 else (1,) + sa)} and {_x(sb)})" + hint
+        )
+    batch = int(np.prod(np.broadcast_shapes(sa[:-2], sb[:-2]))) if na > 1 else int(np.prod(sb[:-2]))
     return RuntimeError(
-        f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, a.shape))} and "
-        f"{'x'.join(map(str, b.shape))}) (in {op}; dtypes {a.dtype} and {b.dtype})"
+        f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {sa[-1]}] "
+        f"but got: [{batch}, {sb[-2]}]." + hint
     )
 
 
 def matmul(input, other):
     """Matrix product with NumPy/PyTorch semantics for 1-D, 2-D and batched operands
-    (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m)."""
-    a, b = promote(input, other, "matmul")
+    (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m); batch dims broadcast.
+
+    RuntimeError for 0-d operands, mismatched inner sizes, unbroadcastable batches, or different
+    dtypes (no promotion, as in PyTorch)."""
+    if not (is_tensor(input) and is_tensor(other)):
+        raise TypeError(
+            f"matmul(): argument 'other' (position 2) must be Tensor, not "
+            f"{type(other if is_tensor(input) else input).__name__}"
+        )
+    a, b = input, other
     na, nb = a._array.ndim, b._array.ndim
     if na == 0 or nb == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D"
+            + _explain("matmul", a, b)
+            + "; use * for a product with a scalar."
         )
+    _check_same_dtype("matmul", a, b)
+    if na > 2 and nb > 2:
+        try:
+            np.broadcast_shapes(a._array.shape[:-2], b._array.shape[:-2])
+        except ValueError:
+            raise _batch_error(a, b) from None
     if a._array.shape[-1] != b._array.shape[-2 if nb > 1 else 0]:
-        if na == 1 and nb == 1:
-            raise RuntimeError(
-                "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same "
-                "number of elements, but got {} and {} elements respectively".format(
-                    a.shape[0], b.shape[0], a.shape[0], b.shape[0])
-            )
-        raise _shape_error("matmul", a, b)
+        raise _matmul_shape_error(a, b)
     if na == 1:
         a = a.unsqueeze(0)
     if nb == 1:
@@ -62,57 +120,264 @@ def matmul(input, other):
     return out
 
 
+def _batch_error(a, b):
+    sa, sb = a._array.shape[:-2], b._array.shape[:-2]
+    n = max(len(sa), len(sb))
+    pa, pb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    for i, (p, q) in enumerate(zip(pa, pb)):
+        if p != q and p != 1 and q != 1:
+            return RuntimeError(
+                f"The size of tensor a ({p}) must match the size of tensor b ({q}) at "
+                f"non-singleton dimension {i}"
+                + _explain("matmul", a, b)
+                + ": batch dims (all but the last two) must broadcast."
+            )
+    return RuntimeError("glassgrad: matmul batch dims do not broadcast")  # pragma: no cover
+
+
 def mm(input, mat2):
-    """(n, k) @ (k, m) -> (n, m) (``torch.mm``); both must be 2-D."""
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(
-            f"self must be a matrix (mm got {input.ndim}-D and {mat2.ndim}-D tensors)"
-        )
+    """(n, k) @ (k, m) -> (n, m) (``torch.mm``); both must be 2-D (RuntimeError)."""
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix" + _explain("mm", input, mat2))
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix" + _explain("mm", input, mat2))
+    _check_same_dtype("mm", input, mat2, ("mat1", "mat2"))
     if input.shape[1] != mat2.shape[0]:
-        raise _shape_error("mm", input, mat2)
-    return matmul(input, mat2)
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_x(input.shape)} and {_x(mat2.shape)})"
+            + _explain("mm", input, mat2)
+            + "; the inner sizes must match."
+        )
+    return MatMul.apply(input, mat2)
 
 
 def bmm(input, mat2):
-    """(b, n, k) @ (b, k, m) -> (b, n, m) (``torch.bmm``); both must be 3-D, same batch."""
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor (bmm got {input.ndim}-D and {mat2.ndim}-D)")
+    """(b, n, k) @ (b, k, m) -> (b, n, m) (``torch.bmm``); both 3-D with the same batch size."""
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor" + _explain("bmm", input, mat2))
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor" + _explain("bmm", input, mat2))
+    _check_same_dtype("bmm", input, mat2, ("batch1", "batch2"))
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
             f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+            + _explain("bmm", input, mat2)
         )
-    return matmul(input, mat2)
+    return MatMul.apply(input, mat2)
 
 
 def mv(input, vec):
     """(n, m) @ (m,) -> (n,) (``torch.mv``)."""
     if input.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}"
+            + _explain("mv", input, vec)
+        )
     return matmul(input, vec)
 
 
 def dot(input, other):
-    """Inner product of two 1-D tensors of equal length (``torch.dot``)."""
+    """Inner product of two 1-D tensors of equal length and dtype (``torch.dot``)."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
+            + _explain("dot", input, other)
         )
     if input.dtype != other.dtype:
         raise RuntimeError(
             "dot : expected both vectors to have same dtype, but found "
-            f"{input.dtype.name.capitalize()} and {other.dtype.name.capitalize()}"
+            f"{scalar_type(input.dtype)} and {scalar_type(other.dtype)}"
+            + _explain("dot", input, other)
         )
     return matmul(input, other)
 
 
-inner = dot
-vdot = dot
+inner = vdot = dot
 
 
 def outer(input, vec2):
     """(n,) x (m,) -> (n, m) (``torch.outer``)."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return input.unsqueeze(-1) * vec2.unsqueeze(0)
 
 
 ger = outer
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``; input broadcasts (``torch.addmm``)."""
+    return _add_scaled(input, mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``)."""
+    return _add_scaled(input, bmm(batch1, batch2), beta, alpha)
+
+
+def _add_scaled(input, product, beta, alpha):
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:  # NOTE: PyTorch ignores input (even nan) when beta == 0
+        return out
+    return out + (input if beta == 1 else input * beta)
+
+
+class Einsum(Primitive):
+    """Two-operand ``einsum`` on explicit subscripts ``"ab,bc->ac"`` (letters only)."""
+
+    saves = ("x", "y")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, x, y, *, equation):
+        # NOTE: optimize=True routes big contractions to BLAS (tensordot) but costs ~30 us to plan
+        return xp.einsum(equation, x, y, optimize=x.size * y.size > 1 << 16)
+
+    @staticmethod
+    def backward(grad, x, y, *, equation, needs_input_grad):
+        lhs, out = equation.split("->")
+        sx, sy = lhs.split(",")
+        grad_x = _einsum_grad(grad, out, y, sy, sx, x.shape) if needs_input_grad[0] else None
+        grad_y = _einsum_grad(grad, out, x, sx, sy, y.shape) if needs_input_grad[1] else None
+        return grad_x, grad_y
+
+
+class EinsumUnary(Primitive):
+    """One-operand ``einsum`` (a sum and/or permutation) on explicit subscripts ``"abc->ca"``."""
+
+    node_name = "EinsumBackward0"
+
+    @staticmethod
+    def forward(xp, x, *, equation, shape):
+        out = xp.einsum(equation, x)
+        return out.copy() if np.may_share_memory(out, x) else out
+
+    @staticmethod
+    def backward(grad, *, equation, shape):
+        sx, out = equation.split("->")
+        keep = "".join(c for c in sx if c in out)
+        return (_restore(_unary(grad, out, keep), keep, sx, shape),)
+
+
+def _unary(x, sub_in, sub_out):
+    if sub_in == sub_out:
+        return x
+    return EinsumUnary.apply(x, equation=f"{sub_in}->{sub_out}", shape=x._array.shape)
+
+
+def _einsum_grad(grad, s_out, other, s_other, s_target, target_shape):
+    """Gradient for one operand: ``einsum(grad, other -> target)``; letters summed only inside
+    the target come back by broadcasting (size-1 broadcasts are summed away by the engine)."""
+    avail = set(s_out) | set(s_other)
+    keep = "".join(c for c in s_target if c in avail)
+    g = Einsum.apply(grad, other, equation=f"{s_out},{s_other}->{keep}")
+    return _restore(g, keep, s_target, target_shape)
+
+
+def _restore(g, keep, s_target, target_shape):
+    """``g`` (subscripts ``keep``) to the target's subscripts: dims the target summed alone, or
+    held at size 1 in every other operand, come back by broadcasting."""
+    from .shape import expand, reshape
+
+    sizes = tuple(g.shape[keep.index(c)] if c in keep else 1 for c in s_target)
+    full = tuple(t if s == 1 else s for s, t in zip(sizes, target_shape))
+    if keep != s_target:
+        g = reshape(g, sizes)
+    return expand(g, full) if full != sizes else g
+
+
+def einsum(equation, *operands):
+    """Einstein summation over ``operands`` (``torch.einsum``): explicit (``"ij,jk->ik"``),
+    implicit (``"ij,jk"``) and ellipsis (``"...ij,...jk->...ik"``) forms, size-1 broadcasting,
+    any number of operands (contracted pairwise, greedy order). All operands must share a dtype.
+    A subscript repeated within one operand (a diagonal, ``"ii->i"``) is not supported."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for x in operands[1:]:
+        if x._array.dtype != operands[0]._array.dtype:
+            raise RuntimeError(
+                f"expected scalar type {scalar_type(operands[0].dtype)} but found "
+                f"{scalar_type(x.dtype)}\nglassgrad: einsum('{equation}') of "
+                + ", ".join(f"{list(o.shape)} {o.dtype}" for o in operands)
+                + "; convert the operands to one dtype."
+            )
+    terms, out = parse_equation(equation, [x._array.shape for x in operands])
+    pending = list(zip(operands, terms))
+    if len(pending) == 1:
+        x, s = pending[0]
+        if s == out:
+            from .elementwise import clone
+
+            return clone(x)
+        return _unary(x, s, out)
+    for step in contraction_path(terms, out, [x._array.shape for x in operands]):
+        picked = [pending[i] for i in step]
+        for i in sorted(step, reverse=True):
+            pending.pop(i)
+        needed = set("".join(s for _, s in pending)) | set(out)
+        if len(picked) == 1:
+            x, s = picked[0]
+            keep = "".join(c for c in s if c in needed)
+            pending.append((_unary(x, s, keep), keep))
+            continue
+        (x, sx), (y, sy) = picked
+        keep = out if not pending else "".join(dict.fromkeys(c for c in sx + sy if c in needed))
+        pending.append((Einsum.apply(x, y, equation=f"{sx},{sy}->{keep}"), keep))
+    x, s = pending[0]
+    return _unary(x, s, out)
+
+
+def tensordot(a, b, dims=2):
+    """Sum over the last ``dims`` dims of ``a`` and the first of ``b``, or over the listed dim
+    pairs ``([a_dims], [b_dims])`` (``torch.tensordot``); one ``einsum``."""
+    na, nb = a._array.ndim, b._array.ndim
+    if isinstance(dims, (int, np.integer)):
+        da, db = list(range(na - dims, na)), list(range(dims))
+    else:
+        da, db = (
+            [dims[0]] if isinstance(dims[0], int) else list(dims[0]),
+            [dims[1]] if isinstance(dims[1], int) else list(dims[1]),
+        )
+        da = [wrap_dim(d, na, "tensordot") for d in da]
+        db = [wrap_dim(d, nb, "tensordot") for d in db]
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    sa = [next(letters) for _ in range(na)]
+    sb = [next(letters) for _ in range(nb)]
+    for i, j in zip(da, db):
+        sb[j] = sa[i]
+    out = [c for k, c in enumerate(sa) if k not in da] + [
+        c for k, c in enumerate(sb) if k not in db
+    ]
+    return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b)
+
+
+def cross(input, other, dim=None):
+    """Cross product of 3-vectors along ``dim`` (the first dim of size 3 when None), with
+    broadcasting (``torch.cross``); RuntimeError when that dim is not of size 3."""
+    from .rearrange import roll
+    from .shape import broadcast_tensors
+
+    a, b = promote(input, other, "cross")
+    a, b = broadcast_tensors(a, b)
+    if dim is None:
+        dim = next((i for i, s in enumerate(a.shape) if s == 3), -1)
+    d = wrap_dim(dim, a.ndim, "cross")
+    if a.shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[d] if input.ndim == a.ndim else a.shape[d]} and "
+            f"{other.shape[d] if other.ndim == a.ndim else b.shape[d]}"
+        )
+    return roll(a, -1, d) * roll(b, -2, d) - roll(a, -2, d) * roll(b, -1, d)
+
+
+def trace(input):
+    """Sum of the main diagonal of a 2-D tensor (``torch.trace``); integer input gives int64."""
+    from .diagonal import diagonal
+    from .reduction import sum
+
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return sum(diagonal(input))

@@ -20,15 +20,28 @@ NOTE [Hot path]: ``apply`` runs once per op. Everything that can be known per cl
 from __future__ import annotations
 
 import inspect
-import sys
 
 from ..autograd.grad_mode import _state
-from ..autograd.graph import Node, SavedTensor, _Hooks, grad_accumulator
+from ..autograd.graph import (
+    INFERENCE_VERSION,
+    Node,
+    SavedTensor,
+    _Hooks,
+    _user_frame,
+    grad_accumulator,
+)
 from ..backend import xp
 
 _NO_EDGE = (None, 0)
 _make = None  # Tensor._make, bound by tensor.py (ops never import tensor.py: it imports ops)
 REGISTRY: dict = {}
+_vmap_fallback = None  # glassgrad.func._batched_rules.batched_forward, bound by glassgrad.func
+
+
+class VmapFallback(RuntimeError):
+    """Raised inside ``vmap`` when NumPy code needs a plain array of a batched one: ``apply`` then
+    retries the forward (NOTE [Batched arrays] in func/_batched_array.py); any other exception is
+    re-raised unchanged."""
 
 
 class Primitive:
@@ -74,12 +87,20 @@ class Primitive:
     def apply(cls, *inputs, **attrs):
         """Run forward on the inputs' arrays; record a node when grad mode is on and an input
         requires grad. Inputs are Tensors of one dtype (callers promote); attributes are plain."""
-        result = _make(cls.forward(xp, *[t._array for t in inputs], **attrs))
+        try:
+            out = cls.forward(xp, *[t._array for t in inputs], **attrs)
+        except Exception as exc:  # NOTE: NumPy may wrap a VmapFallback (raised in __float__)
+            if _vmap_fallback is None:
+                raise
+            out = _vmap_fallback(cls, [t._array for t in inputs], attrs, exc)
+        result = _make(out)
         if _state.enabled:
             for t in inputs:
                 if t._requires_grad:
                     _record(cls, result, inputs, attrs)
                     break
+        elif _state.inference:
+            result._vc = INFERENCE_VERSION
         return result
 
     @classmethod
@@ -92,33 +113,51 @@ class Primitive:
             _check_inplace_leaf(target)
             if cls._saves_input0:
                 inputs = (target._snapshot(), *others)
-        out = cls.forward(xp, *[t._array for t in inputs], **attrs)
+        try:
+            out = cls.forward(xp, *[t._array for t in inputs], **attrs)
+        except Exception as exc:  # NOTE: NumPy may wrap a VmapFallback (raised in __float__)
+            if _vmap_fallback is None:
+                raise
+            out = _vmap_fallback(cls, [t._array for t in inputs], attrs, exc)
+        if recording:
+            read_at = [t._vc[0] for t in inputs]
         target._write(out, cls.__name__.lower())
         if recording:
-            _record(cls, target, inputs, attrs)
+            node = _record(cls, target, inputs, attrs)
+            # NOTE: inputs are saved as they were read, so `y.mul_(y)` (or an input sharing y's
+            # version counter, a view) fails at backward as in PyTorch: the write changed it.
+            for saved, i in zip(node._saved, cls._save_idx):
+                if i >= 0:
+                    saved._version = read_at[i]
             target._rebase_history()
         return target
 
 
-def _record(cls, result, inputs, attrs) -> None:
+def _record(cls, result, inputs, attrs):
+    # NOTE [Hot path]: one loop, list comprehensions (a generator costs ~200 ns more per op)
     edges = []
+    meta = []
     for t in inputs:
-        if t.grad_fn is not None:
-            edges.append((t.grad_fn, t._output_nr))
+        fn = t.grad_fn
+        if fn is not None:
+            edges.append((fn, t._output_nr))
         elif t._requires_grad:
             edges.append((grad_accumulator(t), 0))
         else:
             edges.append(_NO_EDGE)
-    saved = tuple(
-        SavedTensor(result, True) if i < 0 else SavedTensor(inputs[i], False) for i in cls._save_idx
-    )
-    node = cls.node_cls(tuple(edges), saved, attrs, tuple((t._array.shape, t._array.dtype)
-                                                          for t in inputs))
+        arr = t._array
+        meta.append((arr.shape, arr.dtype))
+    idx = cls._save_idx
+    saved = tuple([
+        SavedTensor(result, True) if i < 0 else SavedTensor(inputs[i], False) for i in idx
+    ]) if idx else ()
+    node = cls.node_cls(tuple(edges), saved, attrs, tuple(meta))
     if _Hooks.record_source:
         node.source = _user_frame()
     result._requires_grad = True
     result.grad_fn = node
     result._output_nr = 0
+    return node
 
 
 def _check_inplace_leaf(target) -> None:
@@ -135,16 +174,3 @@ def _check_inplace_leaf(target) -> None:
             f"glassgrad: the leaf has shape {list(base.shape)}; write to it under no_grad, or "
             "write into a clone."
         )
-
-
-_PACKAGE_DIR = __file__.rsplit("/ops/", 1)[0]
-
-
-def _user_frame() -> str:
-    """file:line of the first frame outside glassgrad (the user's line that made a node)."""
-    f = sys._getframe(2)
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE_DIR):
-        f = f.f_back
-    if f is None:
-        return "<unknown>"
-    return f"{f.f_code.co_filename}:{f.f_lineno}"

@@ -1,21 +1,43 @@
-"""Reduction primitives and their public functions (``torch.sum``, ``amax``, ``cumsum``, ...).
+"""Reduction primitives and their public functions (``torch.sum``, ``amax``, ``var``, ``norm``, ...).
 
-``dim`` is an int, a tuple, or None (all dims); ``keepdim`` keeps reduced dims as size 1.
+``dim`` is an int, a tuple, or None (all dims); ``keepdim`` keeps reduced dims as size 1. Scans
+(``cumsum``, ``cumprod``) live in scan.py; ``max``/``min``/``arg*`` with a dim in selection.py.
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
+import warnings
 
 import numpy as np
 
 from .. import dtypes
 from . import primitive
-from ._util import cast, is_tensor, wrap_dim, wrap_dims
+from ._names import scalar_type
+from ._util import cast, wrap_dim, wrap_dims
 from .primitive import Primitive
+from .scan import Cumprod, Cumsum, cumprod, cumsum, logcumsumexp  # noqa: F401 - re-exported
+from .selection import (  # noqa: F401 - re-exported
+    MaxMin,
+    aminmax,
+    argmax,
+    argmin,
+    max,
+    min,
+)
 
 
-def _keep(grad, dims, keepdim, shape):
+def reduce_dims(dim, ndim: int, op: str) -> tuple:
+    """``dim`` (int, tuple, list or None) -> sorted non-negative dims; () for a 0-d input, whose
+    only valid dims are 0 and -1 (PyTorch's rule)."""
+    if ndim == 0:
+        if dim is not None:
+            for d in (dim,) if isinstance(dim, (int, np.integer)) else dim:
+                wrap_dim(int(d), 0, op)
+        return ()
+    return wrap_dims(dim, ndim, op)
+
+
+def keep_dims(grad, dims, keepdim, shape):
     """Reinsert reduced dims as size 1 so ``grad`` broadcasts against the input."""
     if keepdim or not dims:
         return grad
@@ -33,7 +55,36 @@ class Sum(Primitive):
     def backward(grad, *, dims, keepdim, shape):
         from .shape import expand
 
-        return (expand(_keep(grad, dims, keepdim, shape), shape),)
+        return (expand(keep_dims(grad, dims, keepdim, shape), shape),)
+
+
+class SumDim(Sum):
+    """``sum(x, dim)``: the same op; PyTorch names its node SumBackward1."""
+
+    node_name = "SumBackward1"
+
+
+class Mean(Primitive):
+    @staticmethod
+    def forward(xp, x, *, dims, keepdim, shape, n):
+        if n == 0:
+            with np.errstate(invalid="ignore"):
+                return xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype) / x.dtype.type(0)
+        return xp.mean(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
+
+    @staticmethod
+    def backward(grad, *, dims, keepdim, shape, n):
+        from .shape import expand
+
+        # NOTE: divide after expanding, as PyTorch: with n == 0 the expanded grad is empty, and
+        # double backward then sums an empty tensor (0), not 0 / 0
+        return (expand(keep_dims(grad, dims, keepdim, shape), shape) / n,)
+
+
+class MeanDim(Mean):
+    """``mean(x, dim)``: the same op; PyTorch names its node MeanBackward1."""
+
+    node_name = "MeanBackward1"
 
 
 class Prod(Primitive):
@@ -45,18 +96,16 @@ class Prod(Primitive):
 
     @staticmethod
     def backward(grad, x, result, *, dims, keepdim):
-        from .elementwise import where
-
-        g = _keep(grad, dims, keepdim, x.shape)
-        r = _keep(result, dims, keepdim, x.shape)
-        # NOTE: result / x is wrong where x == 0; fall back to the product of the others there
+        g = keep_dims(grad, dims, keepdim, x.shape)
+        # NOTE: result / x is wrong where x == 0: use the product of the other elements there
         if bool((x._array == 0).any()):
             return (g * _prod_others(x, dims),)
-        return (where(x == 0, 0.0, g * r / x),)
+        return (g * keep_dims(result, dims, keepdim, x.shape) / x,)
 
 
 def _prod_others(x, dims):
-    """Product of the other elements of each reduced slice (exclusive products), differentiable."""
+    """Product of the other elements of each reduced slice: the exclusive prefix product times the
+    exclusive suffix product (exact with zeros, and differentiable through cumprod)."""
     from .shape import cat, flip, narrow, permute, reshape
 
     rest = [d for d in range(x.ndim) if d not in dims]
@@ -81,10 +130,10 @@ class Amax(Primitive):
 
     @staticmethod
     def backward(grad, x, result, *, dims, keepdim):
-        # NOTE: ties share the gradient equally, as PyTorch's amax does
-        mask = x == _keep(result, dims, keepdim, x.shape)
-        count = Sum.apply(mask.to(grad.dtype), dims=dims, keepdim=True, shape=x.shape)
-        return (_keep(grad, dims, keepdim, x.shape) * mask / count,)
+        # NOTE: ties share the gradient equally, as PyTorch's amax and max() do
+        mask = (x == keep_dims(result, dims, keepdim, x.shape)).to(grad.dtype)
+        count = Sum.apply(mask, dims=dims, keepdim=True, shape=x.shape)
+        return (keep_dims(grad, dims, keepdim, x.shape) * mask / count,)
 
 
 class Amin(Amax):
@@ -93,55 +142,95 @@ class Amin(Amax):
         return xp.min(x, axis=dims, keepdims=keepdim)
 
 
-class Cumsum(Primitive):
-    @staticmethod
-    def forward(xp, x, *, dim):
-        return xp.cumsum(x, axis=dim, dtype=x.dtype)
-
-    @staticmethod
-    def backward(grad, *, dim):
-        from .shape import flip
-
-        return (flip(cumsum(flip(grad, (dim,)), dim), (dim,)),)
-
-
-class Cumprod(Primitive):
-    saves = ("x", "result")
-
-    @staticmethod
-    def forward(xp, x, *, dim):
-        return xp.cumprod(x, axis=dim, dtype=x.dtype)
-
-    @staticmethod
-    def backward(grad, x, result, *, dim):
-        from .shape import flip
-
-        if bool((x._array == 0).any()):
-            raise NotImplementedError(
-                "glassgrad: cumprod backward with zeros in the input is not supported yet"
-            )
-        rev = flip(cumsum(flip(grad * result, (dim,)), dim), (dim,))
-        return (rev / x,)
-
-
 class LogSumExp(Primitive):
+    node_name = "LogsumexpBackward0"
     saves = ("x", "result")
 
     @staticmethod
     def forward(xp, x, *, dims, keepdim):
         if x.size == 0:
-            return xp.log(xp.sum(xp.exp(x), axis=dims, keepdims=keepdim))
+            with np.errstate(divide="ignore"):
+                return xp.log(xp.sum(xp.exp(x), axis=dims, keepdims=keepdim))
         m = xp.max(x, axis=dims, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)
-        out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
+        with np.errstate(divide="ignore"):
+            out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
         return out if keepdim else xp.squeeze(out, axis=dims)
 
     @staticmethod
     def backward(grad, x, result, *, dims, keepdim):
         from .elementwise import exp
 
-        r = _keep(result, dims, keepdim, x.shape)
-        return (_keep(grad, dims, keepdim, x.shape) * exp(x - r),)
+        r = keep_dims(result, dims, keepdim, x.shape)
+        return (keep_dims(grad, dims, keepdim, x.shape) * exp(x - r),)
+
+
+class Var(Primitive):
+    """Variance with ``correction`` (one ``xp.var`` call); backward ``2 (x - mean) / (N - c)``."""
+
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x, *, dims, keepdim, correction):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
+
+    @staticmethod
+    def backward(grad, x, *, dims, keepdim, correction):
+        n = 1
+        for d in dims:
+            n *= x.shape[d]
+        centred = x - mean(x, dims, keepdim=True)
+        scale = 2.0 / (n - correction) if n > correction else float("nan")
+        return (keep_dims(grad, dims, keepdim, x.shape) * centred * scale,)
+
+
+class Norm2(Primitive):
+    node_name = "LinalgVectorNormBackward0"  # PyTorch 2.x: norm() is linalg.vector_norm
+    saves = ("x", "result")
+
+    @staticmethod
+    def forward(xp, x, *, dims, keepdim):
+        return xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim, dtype=x.dtype))
+
+    @staticmethod
+    def backward(grad, x, result, *, dims, keepdim):
+        r = keep_dims(result, dims, keepdim, x.shape)
+        g = keep_dims(grad, dims, keepdim, x.shape)
+        # NOTE: the subgradient 0 at the origin, as PyTorch; the safe divisor keeps the unused
+        # branch of where() finite, so double backward does not see 0 * inf = nan
+        zero = r == 0
+        return (_where(zero, 0.0, g * x / _where(zero, 1.0, r)),)
+
+
+class NormP(Primitive):
+    """The vector p-norm for a finite ``p`` other than 0, 1, 2 (PyTorch's masking at 0)."""
+
+    node_name = "LinalgVectorNormBackward0"
+    saves = ("x", "result")
+
+    @staticmethod
+    def forward(xp, x, *, dims, keepdim, p):
+        with np.errstate(divide="ignore"):
+            return xp.sum(xp.abs(x) ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
+
+    @staticmethod
+    def backward(grad, x, result, *, dims, keepdim, p):
+        from .elementwise import abs as abs_
+        from .elementwise import sign
+
+        r = keep_dims(result, dims, keepdim, x.shape)
+        g = keep_dims(grad, dims, keepdim, x.shape)
+        x_zero = x == 0
+        scaled = sign(x) * _where(x_zero, 0.0, abs_(_where(x_zero, 1.0, x)) ** (p - 1))
+        r_zero = r == 0
+        return (scaled * _where(r_zero, 0.0, g / _where(r_zero, 1.0, r) ** (p - 1)),)
+
+
+def _where(cond, a, b):
+    from .elementwise import where
+
+    return where(cond, a, b)
 
 
 def _float_or_default(x, dtype):
@@ -152,226 +241,210 @@ def _float_or_default(x, dtype):
     return x
 
 
-def sum(input, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A001 - torch.sum
-    """Sum over ``dim`` (all when None) (``torch.sum``); integers and bools sum as int64."""
+def _require_float(x, op):
+    if not x.is_floating_point():
+        raise RuntimeError(
+            f"{op}(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {scalar_type(x.dtype)}\n"
+            f"glassgrad: {op} of a {list(x.shape)} {x.dtype} tensor; convert it with .float() "
+            "or pass dtype=glassgrad.float32."
+        )
+
+
+def sum(input, dim=None, keepdim: bool = False, *, dtype=None):
+    """Sum over ``dim`` (all when None) (``torch.sum``); integers and bools sum as int64.
+
+    Example: ``glassgrad.ones(2, 3).sum(1)`` is ``tensor([3., 3.])``."""
     x = _float_or_default(input, dtype)
-    dims = wrap_dims(dim, x._array.ndim, "sum")
-    return Sum.apply(x, dims=dims, keepdim=keepdim, shape=x._array.shape)
+    dims = reduce_dims(dim, x._array.ndim, "sum")
+    prim = Sum if dim is None else SumDim
+    return prim.apply(x, dims=dims, keepdim=keepdim, shape=x._array.shape)
 
 
-def nansum(input, dim=None, keepdim: bool = False):
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None):
+    """Sum treating NaN as zero (``torch.nansum``); NaN entries get zero gradient."""
     from .elementwise import where
 
-    return sum(where(input != input, 0.0, input), dim, keepdim)
+    x = where(np.isnan(input._array), 0, input) if input.is_floating_point() else input
+    return sum(x, dim, keepdim, dtype=dtype)
 
 
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None):
-    """Arithmetic mean over ``dim`` (``torch.mean``); floating input only."""
+    """Arithmetic mean over ``dim`` (``torch.mean``); floating input only (RuntimeError else)."""
     x = cast(input, dtype.np) if dtype is not None else input
-    if not x.is_floating_point():
-        raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {x.dtype.name.capitalize()}"
-        )
-    dims = wrap_dims(dim, x._array.ndim, "mean")
+    _require_float(x, "mean")
+    dims = reduce_dims(dim, x._array.ndim, "mean")
     n = 1
     for d in dims:
         n *= x._array.shape[d]
-    return sum(x, dims, keepdim) / n
+    prim = Mean if dim is None else MeanDim
+    return prim.apply(x, dims=dims, keepdim=keepdim, shape=x._array.shape, n=n)
 
 
 def prod(input, dim=None, keepdim: bool = False, *, dtype=None):
+    """Product over one ``dim`` or all elements (``torch.prod``); exact gradients with zeros."""
     x = _float_or_default(input, dtype)
-    dims = wrap_dims(dim, x._array.ndim, "prod")
-    return Prod.apply(x, dims=dims, keepdim=keepdim)
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(
+            f"prod() received an invalid combination of arguments - got dim={dim!r}: prod takes "
+            "one int dim (glassgrad: reduce over several dims by calling prod once per dim, or "
+            "flatten them first)"
+        )
+    dims = reduce_dims(dim, x._array.ndim, "prod")
+    return Prod.apply(x, dims=dims, keepdim=keepdim if dim is not None else False)
+
+
+def _check_nonempty(x, dims, op, dim_given):
+    shp = x._array.shape
+    if not dim_given and x._array.size == 0:
+        raise RuntimeError(
+            f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+            "reduction dim with the 'dim' argument."
+        )
+    for d in dims:
+        if shp[d] == 0:
+            raise IndexError(
+                f"{op}(): Expected reduction dim {d} to have non-zero size.\n"
+                f"glassgrad: the input has shape {list(shp)}; a maximum/minimum of nothing is "
+                "undefined."
+            )
 
 
 def amax(input, dim=(), keepdim: bool = False):
     """Maximum over ``dim`` (all when empty); ties share the gradient (``torch.amax``)."""
-    dims = wrap_dims(dim if dim != () else None, input._array.ndim, "amax")
-    _check_nonempty(input, dims, "amax")
+    given = dim not in ((), None)
+    dims = reduce_dims(dim if given else None, input._array.ndim, "amax")
+    _check_nonempty(input, dims, "amax", given)
     return Amax.apply(input, dims=dims, keepdim=keepdim)
 
 
 def amin(input, dim=(), keepdim: bool = False):
-    dims = wrap_dims(dim if dim != () else None, input._array.ndim, "amin")
-    _check_nonempty(input, dims, "amin")
+    """Minimum over ``dim`` (all when empty); ties share the gradient (``torch.amin``)."""
+    given = dim not in ((), None)
+    dims = reduce_dims(dim if given else None, input._array.ndim, "amin")
+    _check_nonempty(input, dims, "amin", given)
     return Amin.apply(input, dims=dims, keepdim=keepdim)
 
 
-def _check_nonempty(x, dims, op):
-    shp = x._array.shape
-    if any(shp[d] == 0 for d in dims) or (not dims and x._array.size == 0):
-        raise IndexError(
-            f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-            "reduction dim with the 'dim' argument."
-        )
+def _logical(np_fn, name):
+    def fn(input, dim=None, keepdim: bool = False):
+        arr = input._array
+        axis = None if dim is None else reduce_dims(dim, arr.ndim, name)
+        out = np_fn(arr, axis=axis, keepdims=keepdim)  # NOTE: _make takes NumPy scalars
+        # NOTE: PyTorch keeps uint8 for uint8 input, bool otherwise
+        return primitive._make(out.astype(np.uint8) if arr.dtype == np.uint8 else out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"Whether {'all' if name == 'all' else 'any'} elements over ``dim`` are nonzero "
+        f"(``torch.{name}``); bool result (uint8 for uint8 input), no gradient."
+    )
+    return fn
 
 
-MaxMin = namedtuple("MaxMin", ["values", "indices"])
-torch_return_types_max = MaxMin
-
-
-def _select_along(input, idx_arr, d, keepdim):
-    from .indexing import gather
-
-    idx = primitive._make(np.expand_dims(idx_arr, d))
-    out = gather(input, d, idx)
-    if not keepdim:
-        from .shape import squeeze
-
-        out = squeeze(out, d)
-    return out
-
-
-def max(input, dim=None, keepdim: bool = False):  # noqa: A001 - torch.max
-    """Overall maximum; with ``dim``, ``(values, indices)``; with a Tensor, elementwise."""
-    if is_tensor(dim):
-        from .elementwise import maximum
-
-        return maximum(input, dim)
-    if dim is None:
-        _check_nonempty(input, (), "max")
-        return Amax.apply(input, dims=tuple(range(input._array.ndim)), keepdim=False)
-    d = wrap_dim(dim, input._array.ndim, "max")
-    idx = np.argmax(input._array, axis=d) if input._array.ndim else np.zeros((), np.int64)
-    if input._array.ndim == 0:
-        return MaxMin(input.clone(), primitive._make(np.zeros((), np.int64)))
-    values = _select_along(input, idx, d, keepdim)
-    idx_t = primitive._make(np.expand_dims(idx, d) if keepdim else idx)
-    return MaxMin(values, idx_t)
-
-
-def min(input, dim=None, keepdim: bool = False):  # noqa: A001 - torch.min
-    if is_tensor(dim):
-        from .elementwise import minimum
-
-        return minimum(input, dim)
-    if dim is None:
-        _check_nonempty(input, (), "min")
-        return Amin.apply(input, dims=tuple(range(input._array.ndim)), keepdim=False)
-    d = wrap_dim(dim, input._array.ndim, "min")
-    if input._array.ndim == 0:
-        return MaxMin(input.clone(), primitive._make(np.zeros((), np.int64)))
-    idx = np.argmin(input._array, axis=d)
-    values = _select_along(input, idx, d, keepdim)
-    idx_t = primitive._make(np.expand_dims(idx, d) if keepdim else idx)
-    return MaxMin(values, idx_t)
-
-
-def argmax(input, dim=None, keepdim: bool = False):
-    """Index of the maximum (flattened when ``dim`` is None) (``torch.argmax``); int64."""
-    if dim is None:
-        return primitive._make(np.asarray(np.argmax(input._array), dtype=np.int64))
-    d = wrap_dim(dim, input._array.ndim, "argmax")
-    return primitive._make(np.argmax(input._array, axis=d, keepdims=keepdim).astype(np.int64))
-
-
-def argmin(input, dim=None, keepdim: bool = False):
-    if dim is None:
-        return primitive._make(np.asarray(np.argmin(input._array), dtype=np.int64))
-    d = wrap_dim(dim, input._array.ndim, "argmin")
-    return primitive._make(np.argmin(input._array, axis=d, keepdims=keepdim).astype(np.int64))
-
-
-def all(input, dim=None, keepdim: bool = False):  # noqa: A001 - torch.all
-    dims = None if dim is None else wrap_dims(dim, input._array.ndim, "all")
-    return primitive._make(np.asarray(np.all(input._array, axis=dims, keepdims=keepdim)))
-
-
-def any(input, dim=None, keepdim: bool = False):  # noqa: A001 - torch.any
-    dims = None if dim is None else wrap_dims(dim, input._array.ndim, "any")
-    return primitive._make(np.asarray(np.any(input._array, axis=dims, keepdims=keepdim)))
-
-
-def cumsum(input, dim: int, *, dtype=None):
-    """Cumulative sum along ``dim`` (``torch.cumsum``)."""
-    x = _float_or_default(input, dtype)
-    return Cumsum.apply(x, dim=wrap_dim(dim, x._array.ndim, "cumsum"))
-
-
-def cumprod(input, dim: int, *, dtype=None):
-    x = _float_or_default(input, dtype)
-    return Cumprod.apply(x, dim=wrap_dim(dim, x._array.ndim, "cumprod"))
+all = _logical(np.all, "all")
+any = _logical(np.any, "any")
 
 
 def logsumexp(input, dim, keepdim: bool = False):
     """``log(sum(exp(x)))`` over ``dim``, computed stably (``torch.logsumexp``)."""
     x = input if input.is_floating_point() else cast(input, dtypes.get_default_dtype().np)
-    dims = wrap_dims(dim, x._array.ndim, "logsumexp")
+    dims = reduce_dims(dim, x._array.ndim, "logsumexp")
     return LogSumExp.apply(x, dims=dims, keepdim=keepdim)
 
 
-def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
-    """Variance over ``dim`` with ``correction`` (default 1: Bessel) (``torch.var``)."""
+def _correction(dim, unbiased, correction, op):
+    """PyTorch's overloads: ``var(x, unbiased)``, ``var(x, dim, unbiased, keepdim)``,
+    ``var(x, dim, correction=c)`` -> (dim, correction)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(
+            f"{op}() received an invalid combination of arguments - got both unbiased and "
+            "correction (glassgrad: unbiased=False is correction=0, unbiased=True is correction=1)"
+        )
     if correction is None:
-        correction = 1 if unbiased is None or unbiased else 0
-    if isinstance(unbiased, (int, tuple, list)) and not isinstance(unbiased, bool):
-        dim, unbiased = unbiased, None
-    dims = wrap_dims(dim, input._array.ndim, "var")
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
+def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    """Variance over ``dim`` with ``correction`` (default 1: Bessel) (``torch.var``).
+
+    Accepts ``var(x, dim)``, ``var(x, dim, unbiased)``, ``var(x, unbiased)`` and ``correction=``;
+    floating input only (RuntimeError else)."""
+    dim, correction = _correction(dim, unbiased, correction, "var")
+    if not input.is_floating_point():
+        raise RuntimeError(
+            "std and var only support floating point and complex dtypes\n"
+            f"glassgrad: got a {list(input.shape)} {input.dtype} tensor; call .float() first."
+        )
+    dims = reduce_dims(dim, input._array.ndim, "var")
     n = 1
     for d in dims:
         n *= input._array.shape[d]
-    centred = input - mean(input, dims, keepdim=True)
-    return sum(centred * centred, dims, keepdim) / _nonneg(n - correction)
-
-
-def _nonneg(n):
-    return n if n > 0 else 0.0
+    if n - correction <= 0:
+        warnings.warn(
+            "var(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=2,
+        )
+    return Var.apply(input, dims=dims, keepdim=keepdim, correction=correction)
 
 
 def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
-    """Standard deviation: ``sqrt(var)`` (``torch.std``)."""
+    """Standard deviation: ``sqrt(var)``; same arguments as ``var`` (``torch.std``)."""
     from .elementwise import sqrt
 
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    """``(var, mean)`` over ``dim`` (``torch.var_mean``)."""
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    dim, _ = _correction(dim, unbiased, correction, "var_mean")
+    return v, mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    """``(std, mean)`` over ``dim`` (``torch.std_mean``)."""
+    s = std(input, dim, unbiased, keepdim, correction=correction)
+    dim, _ = _correction(dim, unbiased, correction, "std_mean")
+    return s, mean(input, dim, keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
-    """Vector p-norm over ``dim`` (all elements when None); p = 1, 2, inf, -inf, 'fro', or any
-    number (``torch.norm``). The 2-norm's gradient at 0 is 0, as in PyTorch."""
+    """Vector p-norm over ``dim`` (all elements when None); p = 1, 2, inf, -inf, 'fro', 0 or any
+    number (``torch.norm``). Gradients at 0 are 0, as in PyTorch; 'nuc' is not supported."""
     from .elementwise import abs as abs_
+    from .elementwise import sign
 
     x = cast(input, dtype.np) if dtype is not None else input
+    if not x.is_floating_point():
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{scalar_type(x.dtype)}\nglassgrad: norm of a {list(x.shape)} {x.dtype} "
+            "tensor; call .float() first."
+        )
     if p == "fro" or p is None:
         p = 2
-    if p == "nuc":
-        raise NotImplementedError("glassgrad: nuclear norm is not supported")
-    dims = wrap_dims(dim, x._array.ndim, "norm")
-    if p == float("inf"):
-        return amax(abs_(x), dims, keepdim)
-    if p == float("-inf"):
-        return amin(abs_(x), dims, keepdim)
-    if p == 0:
-        return sum((x != 0).to(x.dtype), dims, keepdim)
+    if isinstance(p, str):
+        raise NotImplementedError(f"glassgrad: norm(p={p!r}) is not supported (only vector norms)")
+    dims = reduce_dims(dim, x._array.ndim, "norm")
+    if p in (float("inf"), float("-inf")):
+        shape = x._array.shape
+        if 0 in [shape[d] for d in dims] or (x._array.size == 0 and not dims):
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {p} norm on an empty tensor because the "
+                f"operation does not have an identity\nglassgrad: norm of a {list(shape)} tensor "
+                f"over dims {list(dims)}."
+            )
+        return (amax if p > 0 else amin)(abs_(x), dims, keepdim)
+    if p == 0:  # the count of nonzeros; abs(sign(x)) keeps a (zero) gradient path, as PyTorch
+        return sum(abs_(sign(x)), dims, keepdim)
     if p == 1:
         return sum(abs_(x), dims, keepdim)
     if p == 2:
         return Norm2.apply(x, dims=dims, keepdim=keepdim)
-    return sum(abs_(x) ** p, dims, keepdim) ** (1.0 / p)
-
-
-class Norm2(Primitive):
-    node_name = "NormBackward1"
-    saves = ("x", "result")
-
-    @staticmethod
-    def forward(xp, x, *, dims, keepdim):
-        return xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim, dtype=x.dtype))
-
-    @staticmethod
-    def backward(grad, x, result, *, dims, keepdim):
-        from .elementwise import where
-
-        r = _keep(result, dims, keepdim, x.shape)
-        g = _keep(grad, dims, keepdim, x.shape)
-        # NOTE: the subgradient 0 at the origin, as PyTorch (avoids 0/0 = nan)
-        return (where(r == 0, 0.0, g * x / r),)
+    return NormP.apply(x, dims=dims, keepdim=keepdim, p=float(p))

@@ -1,18 +1,22 @@
-"""Shape primitives (views and joins) and their public functions (``torch.reshape``, ``cat``, ...).
+"""View primitives and their public functions (``torch.reshape``, ``permute``, ``expand``, ...).
 
-NOTE [Views]: ``reshape``/``view``/``permute``/``transpose``/``expand``/basic slicing return NumPy
-views. The result remembers its base and a function that re-derives it from the base
+NOTE [Views]: ``reshape``/``view``/``permute``/``transpose``/``expand``/``diagonal``/basic slicing
+return NumPy views. The result remembers its base and a function that re-derives it from the base
 (``_view_fn``), and shares the base's version counter. An in-place op through a view then rewrites
 the base's history with ``CopySlices`` (PyTorch's "rebase history"), so gradients stay right.
+
+Joins and splits live in joins.py, reorderings and repeats in rearrange.py, triangles and
+diagonals in diagonal.py; all are re-exported here (``ops.shape.cat`` keeps working).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.grad_mode import _state
 from . import primitive
-from ._util import is_tensor, mark_view, promote, wrap_dim, wrap_dims
+from ._util import is_tensor, mark_view, wrap_dim, wrap_dims
 from .primitive import Primitive, _record
 
 
@@ -71,44 +75,10 @@ def _sum_to(x, shape):
     return out if out is not x else x.copy()
 
 
-class Cat(Primitive):
-    @staticmethod
-    def forward(xp, *xs, dim):
-        return xp.concatenate(xs, axis=dim)
-
-    @staticmethod
-    def backward(grad, *, dim, sizes):
-        out = []
-        start = 0
-        for s in sizes:
-            out.append(narrow(grad, dim, start, s))
-            start += s
-        return tuple(out)
-
-
-class Flip(Primitive):
-    @staticmethod
-    def forward(xp, x, *, dims):
-        return xp.flip(x, dims).copy()
-
-    @staticmethod
-    def backward(grad, *, dims):
-        return (flip(grad, dims),)
-
-
-class Roll(Primitive):
-    @staticmethod
-    def forward(xp, x, *, shifts, dims):
-        return xp.roll(x, shifts, dims)
-
-    @staticmethod
-    def backward(grad, *, shifts, dims):
-        neg = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
-        return (roll(grad, neg, dims),)
-
-
 class CopySlices(Primitive):
     """The base's new history after an in-place write through one of its views."""
+
+    node_name = "CopySlices"  # PyTorch's class name (its name() adds "torch::autograd::")
 
     @staticmethod
     def forward(xp, base, value, *, view_fn):  # pragma: no cover - recorded, never run forward
@@ -116,10 +86,14 @@ class CopySlices(Primitive):
 
     @staticmethod
     def backward(grad, *, view_fn):
-        mask_arr = np.zeros(grad.shape, dtype=bool)
+        # NOTE: the written positions are found by passing flat positions through view_fn, not by
+        # writing True through a view of a mask: view_fn may copy (a reshape of a transposed mask)
+        positions = np.arange(grad._array.size).reshape(grad._array.shape)
         with _no_grad():
-            view_fn(primitive._make(mask_arr))._array[...] = True
-        grad_base = where_mask(mask_arr, grad)
+            written = view_fn(primitive._make(positions))._array
+        mask = np.zeros(grad._array.size, dtype=bool)
+        mask[written.reshape(-1)] = True
+        grad_base = where_mask(mask.reshape(grad._array.shape), grad)
         return grad_base, view_fn(grad)
 
 
@@ -175,7 +149,11 @@ def _infer_shape(shape, numel, op, src):
             if s != -1:
                 known *= s
         if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(
+                f"shape '{list(shape)}' is invalid for input of size {numel}\n"
+                f"glassgrad: {op} of a tensor of shape {list(src)}: the other sizes multiply to "
+                f"{known}, which does not divide {numel}."
+            )
         shape = tuple(numel // known if s == -1 else s for s in shape)
     n = 1
     for s in shape:
@@ -184,14 +162,17 @@ def _infer_shape(shape, numel, op, src):
         n *= s
     if n != numel:
         raise RuntimeError(
-            f"shape '{list(shape)}' is invalid for input of size {numel} ({op} of a tensor of "
-            f"shape {list(src)})"
+            f"shape '{list(shape)}' is invalid for input of size {numel}\n"
+            f"glassgrad: {op} of a tensor of shape {list(src)} ({numel} elements) to a shape of "
+            f"{n} elements."
         )
     return shape
 
 
 def reshape(input, *shape):
-    """The same elements in a new shape; a view when possible (``torch.reshape``)."""
+    """The same elements in a new shape; a view when possible (``torch.reshape``).
+
+    ``shape`` is a tuple or varargs, one entry may be -1; RuntimeError when the sizes disagree."""
     shape = _infer_shape(_shape_arg(shape), input._array.size, "reshape", input._array.shape)
     if shape == input._array.shape:
         return _alias_view(input)
@@ -200,11 +181,17 @@ def reshape(input, *shape):
 
 
 def view(input, *shape):
-    """Like reshape but the data must allow a view (``torch.Tensor.view``)."""
-    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
-        from .elementwise import to_dtype
-
-        return to_dtype(input, shape[0])
+    """Like reshape but always a view: RuntimeError when the strides do not allow one
+    (``torch.Tensor.view``); ``view(dtype)`` reinterprets as another dtype of the same size."""
+    if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+        if shape[0].np == input._array.dtype:
+            return _alias_view(input)
+        if shape[0].itemsize != input._array.itemsize:
+            raise RuntimeError(
+                "glassgrad: view(dtype) between dtypes of different sizes is not supported "
+                f"({input.dtype} to {shape[0]})"
+            )
+        return primitive._make(input._array.view(shape[0].np))  # bits reinterpreted, no grad
     shape_t = _infer_shape(_shape_arg(shape), input._array.size, "view", input._array.shape)
     if not input._array.flags.c_contiguous and shape_t != input._array.shape:
         try:
@@ -212,20 +199,20 @@ def view(input, *shape):
         except AttributeError:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.\n"
+                f"glassgrad: viewing a non-contiguous {list(input.shape)} tensor as "
+                f"{list(shape_t)}; call .contiguous() first or use .reshape()."
             ) from None
     return reshape(input, shape_t)
 
 
 def _alias_view(x):
-    from .elementwise import ToCopy  # noqa: F401 - keep import graph simple
-
     out = Reshape.apply(x, shape=x._array.shape, src=x._array.shape)
     return mark_view(out, x, lambda b: b)
 
 
 def flatten(input, start_dim: int = 0, end_dim: int = -1):
-    """Merge dims ``start_dim..end_dim`` into one (``torch.flatten``)."""
+    """Merge dims ``start_dim..end_dim`` into one (``torch.flatten``); 0-d becomes (1,)."""
     nd = input._array.ndim
     if nd == 0:
         return reshape(input, 1)
@@ -241,11 +228,11 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
 
 
 def unflatten(input, dim: int, sizes):
+    """Split dim ``dim`` into ``sizes`` (one may be -1) (``torch.unflatten``)."""
     d = wrap_dim(dim, input._array.ndim, "unflatten")
     shp = input._array.shape
     sizes = tuple(sizes)
-    if -1 in sizes:
-        sizes = _infer_shape(sizes, shp[d], "unflatten", shp)
+    sizes = _infer_shape(sizes, shp[d], "unflatten", shp)
     return reshape(input, shp[:d] + sizes + shp[d + 1 :])
 
 
@@ -269,9 +256,9 @@ def permute(input, *dims):
 def transpose(input, dim0: int, dim1: int):
     """Swap two dims (``torch.transpose``): a view."""
     nd = input._array.ndim
-    if nd < 2 and dim0 in (0, -1) and dim1 in (0, -1):
-        return _alias_view(input)
     d0, d1 = wrap_dim(dim0, nd, "transpose"), wrap_dim(dim1, nd, "transpose")
+    if nd < 2 or d0 == d1:
+        return _alias_view(input)
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return permute(input, *dims)
@@ -287,26 +274,38 @@ def t(input):
     return transpose(input, 0, -1) if input._array.ndim == 2 else _alias_view(input)
 
 
+def adjoint(input):
+    """The last two dims swapped (conjugation is a no-op for real dtypes) (``torch.adjoint``)."""
+    return transpose(input, -2, -1)
+
+
 def expand(input, *sizes):
-    """Broadcast to a larger shape without copying; -1 keeps a dim (``torch.Tensor.expand``)."""
+    """Broadcast to a larger shape without copying; -1 keeps a dim (``torch.Tensor.expand``).
+
+    RuntimeError when a non-singleton size differs or -1 names a new leading dim."""
     sizes = _shape_arg(sizes)
     src = input._array.shape
     if len(sizes) < len(src):
         raise RuntimeError(
-            f"expand(glassgrad.FloatTensor{{{list(src)}}}, size=[{len(sizes)}]): the number of "
-            f"sizes provided ({len(sizes)}) must be greater or equal to the number of dimensions in "
-            f"the tensor ({len(src)})"
+            f"expand({dtypes.type_name(input.dtype)}{{{list(src)}}}, size={list(sizes)}): the "
+            f"number of sizes provided ({len(sizes)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({len(src)})"
         )
     lead = len(sizes) - len(src)
-    shape = tuple(
-        src[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes)
-    )
+    for i, s in enumerate(sizes[:lead]):
+        if s < 0:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing "
+                f"dimension {i}"
+            )
+    shape = tuple(src[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes))
     for i, s in enumerate(src):
         if s != 1 and s != shape[i + lead]:
             raise RuntimeError(
                 f"The expanded size of the tensor ({shape[i + lead]}) must match the existing size "
                 f"({s}) at non-singleton dimension {i + lead}.  Target sizes: {list(sizes)}.  "
-                f"Tensor sizes: {list(src)}"
+                f"Tensor sizes: {list(src)}\nglassgrad: only size-1 dims can be expanded; use "
+                ".repeat() to copy data along a dim of another size."
             )
     if shape == src:
         return _alias_view(input)
@@ -315,11 +314,26 @@ def expand(input, *sizes):
 
 
 def expand_as(input, other):
+    """``expand`` to ``other``'s shape (``torch.Tensor.expand_as``)."""
     return expand(input, other._array.shape)
 
 
-def broadcast_to(input, shape):
-    return expand(input, tuple(shape))
+def broadcast_to(input, size):
+    """``expand`` to ``size`` (``torch.broadcast_to``)."""
+    return expand(input, tuple(size))
+
+
+def broadcast_tensors(*tensors):
+    """Expand all tensors to their common broadcast shape (``torch.broadcast_tensors``)."""
+    try:
+        shape = np.broadcast_shapes(*(x._array.shape for x in tensors))
+    except ValueError:
+        shapes = ", ".join(str(list(x._array.shape)) for x in tensors)
+        raise RuntimeError(
+            f"The size of tensor a must match the size of tensor b at non-singleton dimension "
+            f"(glassgrad: broadcast_tensors of shapes {shapes})"
+        ) from None
+    return tuple(expand(x, shape) for x in tensors)
 
 
 def sum_to_size(input, *size):
@@ -346,69 +360,27 @@ def unsqueeze(input, dim: int):
     return reshape(input, shp[:d] + (1,) + shp[d:])
 
 
-def cat(tensors, dim: int = 0):
-    """Join tensors along an existing dim (``torch.cat``); dtypes promote to the widest."""
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    # PyTorch skips legacy 1-D empty tensors
-    tensors = [t for t in tensors if not (t._array.ndim == 1 and t._array.size == 0)] or tensors[:1]
-    ref = tensors[0]
-    nd = ref._array.ndim
-    if nd == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = wrap_dim(dim, nd, "cat")
-    for i, x in enumerate(tensors):
-        if x._array.ndim != nd or any(
-            a != b for k, (a, b) in enumerate(zip(x._array.shape, ref._array.shape)) if k != d
-        ):
-            raise RuntimeError(
-                f"Sizes of tensors must match except in dimension {d}. Expected size "
-                f"{ref._array.shape} but got size {x._array.shape} for tensor number {i} in the list."
-            )
-    tensors = _promote_all(tensors, "cat")
-    return Cat.apply(*tensors, dim=d, sizes=tuple(x._array.shape[d] for x in tensors))
+def movedim(input, source, destination):
+    """Move dims ``source`` to positions ``destination`` (``torch.movedim``): a view."""
+    nd = input._array.ndim
+    src = list(source) if isinstance(source, (tuple, list)) else [source]
+    dst = list(destination) if isinstance(destination, (tuple, list)) else [destination]
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+            f"same number of dims as destination ({dst} dims)"
+        )
+    src = [wrap_dim(s, nd, "movedim") for s in src]
+    dst = [wrap_dim(s, nd, "movedim") for s in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({src}) or `destination` ({dst})")
+    order = [d for d in range(nd) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, *order) if nd else _alias_view(input)
 
 
-concat = concatenate = cat
-
-
-def _promote_all(tensors, op):
-    first = tensors[0]
-    if all(x._array.dtype == first._array.dtype for x in tensors):
-        return tensors
-    from .. import dtypes
-    from ._util import cast
-
-    rd = tensors[0].dtype
-    for x in tensors[1:]:
-        rd = dtypes.promote_types(rd, x.dtype)
-    return [cast(x, rd.np) for x in tensors]
-
-
-def stack(tensors, dim: int = 0):
-    """Join tensors along a new dim (``torch.stack``); all shapes must be equal."""
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shp = tensors[0]._array.shape
-    for i, x in enumerate(tensors):
-        if x._array.shape != shp:
-            raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 and "
-                f"{list(x._array.shape)} at entry {i}"
-            )
-    d = wrap_dim(dim, len(shp) + 1, "stack")
-    return cat([unsqueeze(x, d) for x in tensors], d)
-
-
-def hstack(tensors):
-    tensors = list(tensors)
-    return cat(tensors, 0 if tensors[0]._array.ndim == 1 else 1)
-
-
-def vstack(tensors):
-    return cat([x if x._array.ndim > 1 else reshape(x, 1, -1) for x in tensors], 0)
+moveaxis = movedim
 
 
 def narrow(input, dim: int, start: int, length: int):
@@ -420,122 +392,68 @@ def narrow(input, dim: int, start: int, length: int):
     if start < 0:
         start += size
     if not (0 <= start and start + length <= size and length >= 0):
-        raise RuntimeError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
-        )
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     from .indexing import getitem
 
     return getitem(input, (slice(None),) * d + (slice(start, start + length),))
 
 
-def split(tensor, split_size_or_sections, dim: int = 0):
-    """Pieces of ``split_size`` (last one smaller) or of the listed sizes (``torch.split``)."""
-    d = wrap_dim(dim, tensor._array.ndim, "split")
-    size = tensor._array.shape[d]
-    if isinstance(split_size_or_sections, (int, np.integer)):
-        step = int(split_size_or_sections)
-        if step <= 0 and size:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got {size}")
-        sizes = [min(step, size - i) for i in range(0, size, step)] if size else [0]
-    else:
-        sizes = list(split_size_or_sections)
-        if sum(sizes) != size:
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
-                f"at dimension {d}), but got split_sizes={sizes}"
-            )
-    out = []
-    start = 0
-    for s in sizes:
-        out.append(narrow(tensor, d, start, s))
-        start += s
-    return tuple(out)
+def _atleast(nd_min, fill):
+    def fn(*tensors):
+        ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+        out = tuple(x if x._array.ndim >= nd_min else reshape(x, fill(x._array.shape)) for x in ts)
+        return out[0] if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)) else out
+
+    return fn
 
 
-def chunk(input, chunks: int, dim: int = 0):
-    """Split into ``chunks`` nearly equal pieces (``torch.chunk``)."""
-    if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-    d = wrap_dim(dim, input._array.ndim, "chunk")
-    size = input._array.shape[d]
-    step = -(-size // chunks) if size else 1
-    return split(input, step, d)
+atleast_1d = _atleast(1, lambda s: (1,))
+atleast_1d.__doc__ = "Views with at least one dim: 0-d becomes (1,) (``torch.atleast_1d``)."
+atleast_2d = _atleast(2, lambda s: (1,) * (2 - len(s)) + s)
+atleast_2d.__doc__ = "Views with at least two dims: (n,) becomes (1, n) (``torch.atleast_2d``)."
+atleast_3d = _atleast(3, lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)])
+atleast_3d.__doc__ = (
+    "Views with at least three dims: (n,) becomes (1, n, 1), (m, n) becomes "
+    "(m, n, 1) (``torch.atleast_3d``)."
+)
 
-
-def unbind(input, dim: int = 0):
-    """Tuple of slices along ``dim`` with that dim removed (``torch.unbind``)."""
-    d = wrap_dim(dim, input._array.ndim, "unbind")
-    from .indexing import getitem
-
-    return tuple(
-        getitem(input, (slice(None),) * d + (i,)) for i in range(input._array.shape[d])
-    )
-
-
-def movedim(input, source, destination):
-    nd = input._array.ndim
-    src = [wrap_dim(s, nd) for s in (source if isinstance(source, (tuple, list)) else [source])]
-    dst = [wrap_dim(s, nd) for s in (destination if isinstance(destination, (tuple, list))
-                                     else [destination])]
-    order = [d for d in range(nd) if d not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return permute(input, *order)
-
-
-moveaxis = movedim
-
-
-def flip(input, dims):
-    """Reverse the order of elements along ``dims`` (``torch.flip``); a copy."""
-    dims = wrap_dims(dims if isinstance(dims, (tuple, list)) else (dims,), input._array.ndim, "flip")
-    return Flip.apply(input, dims=dims)
-
-
-def fliplr(input):
-    return flip(input, (1,))
-
-
-def flipud(input):
-    return flip(input, (0,))
-
-
-def roll(input, shifts, dims=None):
-    """Rotate elements along ``dims`` by ``shifts`` (``torch.roll``)."""
-    if dims is None:
-        flat = flatten(input)
-        return reshape(Roll.apply(flat, shifts=shifts, dims=0), input._array.shape)
-    if isinstance(shifts, (list, tuple)):
-        shifts, dims = tuple(shifts), tuple(dims)
-    return Roll.apply(input, shifts=shifts, dims=dims)
-
-
-def repeat(input, *sizes):
-    """Tile the data ``sizes`` times per dim (``torch.Tensor.repeat``)."""
-    sizes = _shape_arg(sizes)
-    nd = input._array.ndim
-    if len(sizes) < nd:
-        raise RuntimeError(
-            "Number of dimensions of repeat dims can not be smaller than number of dimensions of "
-            "tensor"
-        )
-    x = reshape(input, (1,) * (len(sizes) - nd) + input._array.shape)
-    # expand an interleaved singleton dim, then merge: one differentiable view + reshape
-    inter = []
-    target = []
-    for r, s in zip(sizes, x._array.shape):
-        inter += [1, s]
-        target += [r, s]
-    y = expand(reshape(x, tuple(inter)), tuple(target))
-    return reshape(y.contiguous(), tuple(r * s for r, s in zip(sizes, x._array.shape)))
-
-
-def tile(input, dims):
-    dims = tuple(dims)
-    nd = input._array.ndim
-    if len(dims) < nd:
-        dims = (1,) * (nd - len(dims)) + dims
-    return repeat(input, dims)
-
-
-_ = promote
+from .diagonal import (  # noqa: F401
+    DiagEmbed,
+    Diagonal,
+    Tril,
+    Triu,
+    diag,
+    diag_embed,
+    diagonal,
+    tril,
+    triu,
+)
+from .joins import (  # noqa: F401 - re-exported, see the module docstring
+    Cat,
+    cat,
+    chunk,
+    column_stack,
+    concat,
+    concatenate,
+    dstack,
+    hstack,
+    row_stack,
+    split,
+    stack,
+    tensor_split,
+    unbind,
+    vstack,
+)
+from .rearrange import (  # noqa: F401
+    Flip,
+    Roll,
+    diff,
+    flip,
+    fliplr,
+    flipud,
+    repeat,
+    repeat_interleave,
+    roll,
+    rot90,
+    tile,
+)

@@ -1,0 +1,579 @@
+"""The saved-value ledger: every node behind a tensor, what it saved, how many bytes, where it was made.
+
+``to_dict(t)`` walks the graph behind ``t`` (leaves, then the ops in forward order) and returns it as
+JSON-ready data; ``summary(t)`` prints it as a table with totals. Bytes are counted once per
+underlying buffer: a saved view (``W.t()``, a slice, a broadcast) counts the buffer it keeps alive,
+found through NumPy's ``base`` chain, and a buffer saved by several nodes counts once. After a
+backward that did not retain the graph, the saved tensors are gone; the ledger still lists them as
+freed, with their former shape and size (derived from the op's ``saves`` declaration and the
+recorded input shapes), deduplicated through the graph's edges.
+
+Also PyTorch's ``torch.autograd.graph`` helpers that sit on the graph: ``saved_tensors_hooks``,
+``disable_saved_tensors_hooks``, ``save_on_cpu``, ``allow_mutation_on_saved_tensors``,
+``get_gradient_edge``, ``register_multi_grad_hook`` (re-exported from ``autograd.graph``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+from typing import NamedTuple
+
+import numpy as np
+
+from . import engine
+from . import graph as _graph
+from .graph import AccumulateGrad, Node, RemovableHandle, SavedTensor, _Hooks
+
+
+def _dtype_name(np_dtype) -> str:
+    return np.dtype(np_dtype).name
+
+
+def _root_buffer(arr):
+    """The array that owns the memory ``arr`` looks at (the end of its ``base`` chain)."""
+    base = arr
+    while isinstance(getattr(base, "base", None), np.ndarray):
+        base = base.base
+    return base
+
+
+def _address(arr) -> int:
+    return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else 0
+
+
+def _format_bytes(n) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def graph_nodes(roots) -> list:
+    """Every node reachable from ``roots`` (tensors or nodes): each leaf's ``AccumulateGrad`` just
+    before its first consumer, ops in forward (creation) order. Iterative: deep graphs are fine."""
+    start = []
+    for r in roots:
+        node = r if isinstance(r, Node) else r.grad_fn
+        if node is None and isinstance(r, engine._Tensor) and r._requires_grad:
+            node = _graph.grad_accumulator(r)
+        if node is not None:
+            start.append(node)
+    seen = set(start)
+    stack = list(start)
+    first_use: dict = {}  # leaf -> (seq of its first consumer, edge position there)
+    while stack:
+        node = stack.pop()
+        for k, (nxt, _) in enumerate(node.next_functions):
+            if nxt is None:
+                continue
+            if type(nxt) is AccumulateGrad:
+                use = (node._seq, k)
+                if nxt not in first_use or use < first_use[nxt]:
+                    first_use[nxt] = use
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+    def order(n):
+        use = first_use.get(n)
+        return (use[0], 0, use[1]) if use is not None else (n._seq, 1, 0)
+
+    return sorted(seen, key=order)
+
+
+def _as_roots(var) -> tuple:
+    if isinstance(var, (engine._Tensor, Node)):
+        return (var,)
+    return tuple(var)
+
+
+def _saved_array(s):
+    """(array or None, packed by hooks?) of one saved entry, without unpacking it."""
+    if isinstance(s, engine._Tensor):
+        return s._array, False
+    if type(s) is not SavedTensor and not isinstance(s, SavedTensor):
+        return None, False
+    if s._unpack_hook is None:
+        return s._tensor._array, False
+    packed = s._packed
+    for p in packed if isinstance(packed, (tuple, list)) else (packed,):
+        if isinstance(p, engine._Tensor):
+            return p._array, True
+        if isinstance(p, np.ndarray):
+            return p, True
+    return None, True
+
+
+def _short(value, limit: int = 50) -> str:
+    text = str(tuple(value)) if isinstance(value, list) else str(value)
+    return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+
+
+_VIEW_PRIMS = {"Permute", "Reshape", "Expand", "Diagonal"}  # outputs are views of a leaf input
+_CTX_INTERNALS = {"to_save", "saved_for_forward", "dirty_tensors", "non_differentiable",
+                  "materialize_grads"}
+
+
+def _attrs(node) -> dict:
+    attrs = node._attrs if type(node._attrs) is dict else {}
+    extra = getattr(node, "__dict__", None)  # a custom Function's ctx: what the user stored on it
+    if extra:
+        attrs = dict(attrs, **{k: v for k, v in extra.items()
+                               if not k.startswith("_") and k not in _CTX_INTERNALS
+                               and not isinstance(v, engine._Tensor)})
+    return {k: _short(v, 200) for k, v in attrs.items()}
+
+
+class _Ledger:
+    """Builds ``to_dict``'s data; holds the buffers alive while it counts them by identity."""
+
+    def __init__(self, roots, params):
+        self.roots = roots
+        self.nodes = graph_nodes(roots)
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        self.buffers: dict = {}  # id(root buffer) -> [buffer, number, nbytes]
+        self.param_buffers: dict = {}  # id(root buffer) -> name
+        self.names = {id(t): name for name, t in (params or {}).items()}
+        leaf_no = 0
+        for n in self.nodes:
+            if type(n) is AccumulateGrad:
+                v = n.variable
+                name = self.names.get(id(v))
+                if name is None:
+                    name = f"leaf {leaf_no}"
+                    leaf_no += 1
+                self.param_buffers.setdefault(id(_root_buffer(v._array)), name)
+        for name, t in (params or {}).items():
+            self.param_buffers.setdefault(id(_root_buffer(t._array)), name)
+        self.out_meta = self._output_meta()
+
+    def _output_meta(self) -> dict:
+        meta: dict = {}
+        for r in self.roots:
+            if isinstance(r, engine._Tensor) and r.grad_fn is not None:
+                meta[(r.grad_fn, r._output_nr)] = (r._array.shape, r._array.dtype)
+        for n in self.nodes:
+            if type(n) is AccumulateGrad:
+                meta[(n, 0)] = (n.variable._array.shape, n.variable._array.dtype)
+            for nr, m in enumerate(getattr(n, "_out_meta", None) or ()):
+                if m is not None:
+                    meta.setdefault((n, nr), m)
+            if n._in_meta:
+                for (nxt, nr), m in zip(n.next_functions, n._in_meta):
+                    if nxt is not None:
+                        meta.setdefault((nxt, nr), m)
+        for n in self.nodes:  # a saved output knows its own shape
+            for s in n._saved or ():
+                if type(s) is SavedTensor and s._is_output:
+                    arr, _ = _saved_array(s)
+                    if arr is not None:
+                        meta.setdefault((n, s._output_nr), (arr.shape, arr.dtype))
+        return meta
+
+    def _buffer(self, arr) -> dict:
+        root = _root_buffer(arr)
+        entry = self.buffers.get(id(root))
+        first = entry is None
+        if first:
+            entry = self.buffers[id(root)] = [root, len(self.buffers), int(root.nbytes)]
+        return {"buffer": entry[1], "buffer_bytes": entry[2], "counted": first,
+                "param": self.param_buffers.get(id(root))}
+
+    def _saved_live(self, node) -> list:
+        prim = node._prim
+        names = prim.saves if prim is not None else ()
+        out = []
+        for k, s in enumerate(node._saved):
+            if s is None:
+                continue
+            arr, packed = _saved_array(s)
+            name = names[k] if k < len(names) else f"saved[{k}]"
+            is_output = type(s) is SavedTensor and s._is_output
+            entry = {"name": name, "freed": False, "packed": packed, "is_output": is_output}
+            if arr is None:
+                entry.update(shape=None, dtype=None, nbytes=None, buffer=None, buffer_bytes=None,
+                             counted=False, param=None, value=f"n{self.index[node]}.{k}")
+            else:
+                entry.update(shape=list(arr.shape), dtype=_dtype_name(arr.dtype),
+                             nbytes=int(arr.nbytes), is_view=_root_buffer(arr) is not arr)
+                entry.update(self._buffer(arr))
+                offset = _address(arr) - _address(_root_buffer(arr))
+                entry["value"] = f"b{entry['buffer']}+{offset}:{arr.shape}:{arr.strides}"
+            entry["aliases"] = self._aliases(node, k, entry)
+            out.append(entry)
+        return out
+
+    def _saved_ghosts(self, node) -> list:
+        """A freed node's former saved tensors, from its op's ``saves`` and its recorded shapes."""
+        prim = node._prim
+        if prim is None:  # a custom Function: nothing records what it had saved
+            return [{"name": "saved", "freed": True, "shape": None, "dtype": None, "nbytes": None,
+                     "buffer": None, "buffer_bytes": None, "counted": False, "param": None,
+                     "packed": False, "is_output": False, "aliases": [],
+                     "value": f"in{self.index[node]}.?"}]
+        out = []
+        for name, i in zip(prim.saves, prim._save_idx):
+            edge = None
+            if i < 0:
+                meta = self.out_meta.get((node, 0))
+            else:
+                meta = node._in_meta[i] if node._in_meta else None
+                edge = node.next_functions[i]
+            shape, dtype = meta if meta is not None else (None, None)
+            nbytes = None if meta is None else math.prod(shape) * np.dtype(dtype).itemsize
+            param = None if edge is None else self._param_behind(edge[0])
+            entry = {"name": name, "freed": True, "packed": False, "is_output": i < 0,
+                     "shape": None if meta is None else list(shape),
+                     "dtype": None if meta is None else _dtype_name(dtype), "nbytes": nbytes,
+                     "buffer": None, "buffer_bytes": nbytes, "counted": False, "param": param}
+            # the same value saved twice (an output saved as result, and as input by its consumer)
+            # counts once: key it by the edge that produced it
+            if i < 0:
+                entry["value"] = f"out{self.index[node]}.0"
+            elif edge[0] is not None:
+                entry["value"] = f"out{self.index[edge[0]]}.{edge[1]}"
+            else:
+                entry["value"] = f"in{self.index[node]}.{i}"
+            entry["aliases"] = self._aliases(node, len(out), entry, input_index=i)
+            out.append(entry)
+        return out
+
+    def _param_behind(self, node):
+        """The parameter whose buffer ``node``'s output shares: the leaf itself, or a view of it
+        made by ops that always return views (transpose, reshape of a parameter, expand)."""
+        while node is not None and type(node) is not AccumulateGrad:
+            if node._prim is None or node._prim.__name__ not in _VIEW_PRIMS:
+                return None
+            node = node.next_functions[0][0]
+        if node is None:
+            return None
+        return self.param_buffers.get(id(_root_buffer(node.variable._array)))
+
+    def _aliases(self, node, k, entry, input_index=None) -> list:
+        notes = []
+        if entry["is_output"]:
+            notes.append("output")
+        elif node._prim is not None:
+            idx = node._prim._save_idx[k] if input_index is None else input_index
+            if idx >= 0:
+                edge = node.next_functions[idx]
+                src = self.index.get(edge[0]) if edge[0] is not None else None
+                notes.append(f"input {idx}" + (f" (output of #{src})" if src is not None else ""))
+        if entry.get("param"):
+            notes.append(f"param {entry['param']}")
+        if entry.get("packed"):
+            notes.append("packed by saved_tensors_hooks")
+        return notes
+
+    def build(self) -> dict:
+        rows = []
+        freed_keys: dict = {}
+        for i, n in enumerate(self.nodes):
+            meta = self.out_meta.get((n, 0))
+            row = {"index": i, "name": n.name(), "kind": _kind(n),
+                   "seq": None if type(n) is AccumulateGrad else n._seq,
+                   "output": None if meta is None else
+                   {"shape": list(meta[0]), "dtype": _dtype_name(meta[1])},
+                   "inputs": [{"node": self.index.get(nxt), "output_nr": nr} if nxt is not None
+                              else None for nxt, nr in n.next_functions],
+                   "freed": bool(n._freed), "source": n.source, "attrs": _attrs(n), "saved": []}
+            if type(n) is AccumulateGrad:
+                v = n.variable
+                name = self.param_buffers.get(id(_root_buffer(v._array)))
+                row["param"] = self.names.get(id(v), name)
+                row["grad_norm"] = _norm(v._grad)
+            elif n._saved:
+                row["saved"] = self._saved_live(n)
+            elif n._freed:
+                row["saved"] = self._saved_ghosts(n)
+                for s in row["saved"]:
+                    key = s["value"]
+                    if s["nbytes"] is not None and key not in freed_keys:
+                        freed_keys[key] = 0 if s["param"] else s["nbytes"]
+                        s["counted"] = True
+            rows.append(row)
+        return {"roots": [_root_info(r, self.index) for r in self.roots], "nodes": rows,
+                "totals": self._totals(rows, freed_keys)}
+
+    def _totals(self, rows, freed_keys) -> dict:
+        live = [s for r in rows for s in r["saved"] if not s["freed"]]
+        counted = [s for s in live if s["counted"]]
+        saved = sum(s["buffer_bytes"] for s in counted)
+        params = sum(s["buffer_bytes"] for s in counted if s["param"])
+        return {
+            "nodes": len(rows),
+            "leaves": sum(r["kind"] == "leaf" for r in rows),
+            "saved_tensors": len(live),
+            "saved_buffers": len(counted),
+            "saved_bytes": saved,
+            "saved_param_bytes": params,
+            "saved_graph_only_bytes": saved - params,
+            "freed_nodes": sum(r["freed"] for r in rows),
+            "freed_tensors": sum(s["freed"] for r in rows for s in r["saved"]),
+            "freed_bytes": sum(freed_keys.values()),
+        }
+
+
+def _kind(node) -> str:
+    if type(node) is AccumulateGrad:
+        return "leaf"
+    if node._prim is not None:
+        return "op"
+    return "function" if hasattr(node, "_forward_cls") else "node"
+
+
+def _norm(grad):
+    if grad is None:
+        return None
+    return float(np.sqrt(np.sum(np.square(grad._array, dtype=np.float64))))
+
+
+def _root_info(r, index) -> dict:
+    if isinstance(r, Node):
+        return {"node": index.get(r), "shape": None, "dtype": None, "output_nr": None}
+    node = r.grad_fn
+    if node is None and r._requires_grad:
+        node = _graph.grad_accumulator(r)
+    return {"node": index.get(node), "shape": list(r.shape), "dtype": _dtype_name(r._array.dtype),
+            "output_nr": r._output_nr}
+
+
+def to_dict(t, params: dict | None = None) -> dict:
+    """The ledger of the graph behind ``t`` (a Tensor, a Node, or a sequence of them) as JSON-ready
+    data: ``{"roots", "nodes", "totals"}``. Each node has its op ``name``, ``output`` shape/dtype,
+    ``inputs`` (node indices), ``saved`` tensors (shape, dtype, ``nbytes``, the ``buffer`` they keep
+    alive, ``counted`` once per buffer, aliasing with inputs and parameters, ``freed``) and its
+    ``source`` line (recorded when ``_Hooks.record_source`` or anomaly mode is on). ``params``
+    (name -> tensor, e.g. ``dict(model.named_parameters())``) names the leaves.
+    glassgrad's addition: PyTorch exposes saved tensors only as private ``_saved_*`` attributes.
+    """
+    return _Ledger(_as_roots(t), params).build()
+
+
+def summary(t, params: dict | None = None, file=None, max_rows: int = 500) -> None:
+    """Print the ledger of the graph behind ``t`` as a table with totals (see ``to_dict``):
+    one row per node and saved tensor, bytes per buffer, freed tensors marked, source lines.
+    glassgrad's addition; nothing in PyTorch prints this."""
+    print(format_summary(to_dict(t, params), max_rows), file=file or sys.stdout)
+
+
+def format_summary(data: dict, max_rows: int = 500) -> str:
+    """The table ``summary`` prints, from ``to_dict``'s data."""
+    tot = data["totals"]
+    head = (f"autograd graph: {tot['nodes']} nodes ({tot['leaves']} leaves), "
+            f"{tot['saved_tensors']} saved tensors in {tot['saved_buffers']} buffers = "
+            f"{_format_bytes(tot['saved_bytes'])} (parameters {_format_bytes(tot['saved_param_bytes'])}"
+            f", graph only {_format_bytes(tot['saved_graph_only_bytes'])})")
+    if tot["freed_tensors"]:
+        head += (f"; freed by backward: {tot['freed_tensors']} tensors in {tot['freed_nodes']} "
+                 f"nodes, {_format_bytes(tot['freed_bytes'])}")
+    lines = [head, f"{'#':>4} {'node':<22} {'output':<22} {'saved':<34} {'bytes':>10}  source"]
+    cwd = os.getcwd() + os.sep
+    for row in data["nodes"][:max_rows]:
+        out = row["output"]
+        out_s = f"{out['shape']} {out['dtype']}" if out else "?"
+        src = row["source"] or (f"param {row['param']}" if row.get("param") else "")
+        src = src[len(cwd):] if src.startswith(cwd) else src
+        saved = row["saved"] or [None]
+        for k, s in enumerate(saved):
+            first = k == 0
+            cells = [f"{row['index']:>4}" if first else " " * 4,
+                     f"{row['name'] if first else '':<22.22}", f"{out_s if first else '':<22.22}"]
+            if s is None:
+                cells += [f"{'':<34}", f"{'':>10}"]
+            else:
+                what = f"{s['name']} {s['shape']} {s['dtype']}"
+                if s["freed"]:
+                    what = "(freed) " + what
+                b = s["buffer_bytes"] if s["freed"] else s["nbytes"]
+                note = "" if s["counted"] else " ="
+                cells += [f"{what:<34.34}", f"{_format_bytes(b) + note:>10}"]
+            alias = ", ".join(s["aliases"]) if s is not None and s["aliases"] else ""
+            tail = src if first else ""
+            if alias:
+                tail = (tail + "  " if tail else "") + f"[{alias}]"
+            lines.append(" ".join(cells) + "  " + tail)
+    if len(data["nodes"]) > max_rows:
+        lines.append(f"... {len(data['nodes']) - max_rows} more nodes")
+    lines.append("bytes: the saved tensor's own size; '=' marks a buffer already counted above")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient is computed: ``(node, output_nr)``
+    (``torch.autograd.graph.GradientEdge``)."""
+
+    node: Node
+    output_nr: int
+    ownership_token: Node | None = None
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The ``GradientEdge`` of ``tensor``: its ``grad_fn`` (or a leaf's ``AccumulateGrad``) and
+    output number (``torch.autograd.graph.get_gradient_edge``). Raises RuntimeError when the tensor
+    does not require grad."""
+    if not tensor._requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    if tensor.grad_fn is not None:
+        return GradientEdge(tensor.grad_fn, tensor._output_nr)
+    return GradientEdge(_graph.grad_accumulator(tensor), 0)
+
+
+_disabled_message: list = [None]  # disable_saved_tensors_hooks' message while it is active
+
+
+class saved_tensors_hooks(_graph.saved_tensors_hooks):  # noqa: N801 - PyTorch's name
+    __doc__ = _graph.saved_tensors_hooks.__doc__
+
+    def __enter__(self):
+        if _disabled_message[0] is not None:
+            raise RuntimeError(_disabled_message[0])
+        return super().__enter__()
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Context manager under which entering ``saved_tensors_hooks`` raises RuntimeError with
+    ``error_message`` (``torch.autograd.graph.disable_saved_tensors_hooks``); raises it at once
+    when hooks are already active."""
+    if _Hooks.saved_tensor_hooks:
+        raise RuntimeError(error_message)
+    prev = _disabled_message[0]
+    _disabled_message[0] = error_message
+    try:
+        yield
+    finally:
+        _disabled_message[0] = prev
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
+    """Keep tensors saved for backward on the CPU (``torch.autograd.graph.save_on_cpu``). glassgrad
+    tensors already live there, so it keeps them as they are (without their history, so the graph
+    holds no cycle); ``pin_memory`` and ``device_type`` are accepted and ignored."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        super().__init__(lambda t: t._alias(), lambda t: t)
+
+
+_mutation_context: list = [None]
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one ``allow_mutation_on_saved_tensors`` block (PyTorch's returns one too)."""
+
+    def __init__(self) -> None:
+        self.active = True
+
+    def clear(self) -> None:
+        self.active = False
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Context manager under which tensors saved for backward may be changed in place: backward
+    still sees the saved values (``torch.autograd.graph.allow_mutation_on_saved_tensors``).
+
+    glassgrad copies each tensor when it is saved (PyTorch copies on the first mutation), so the
+    block costs the saved bytes once more (``summary`` shows the copies as packed). Raises
+    RuntimeError when nested and AssertionError when backward runs after the block ended.
+    """
+    if _mutation_context[0] is not None:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+
+    def pack(t):
+        return ctx, engine._Tensor._make(t._array.copy())
+
+    def unpack(packed):
+        owner, copy = packed
+        if not owner.active:
+            raise AssertionError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' contextin "
+                "which the graph was originally recorded.\nglassgrad: run the forward and the "
+                "backward inside the same block."
+            )
+        return copy
+
+    _mutation_context[0] = ctx
+    try:
+        with saved_tensors_hooks(pack, unpack):
+            yield ctx
+    finally:
+        ctx.clear()
+        _mutation_context[0] = None
+
+
+def _engine_task():
+    """(task key, nodes the running backward will execute), or None outside a backward.
+
+    NOTE: read from the engine's ``run`` frame (its locals ``needed`` and ``seen``): the engine has
+    no graph-task object yet. The key holds no reference, so it cannot keep a graph alive.
+    """
+    code = engine.run.__code__
+    f = sys._getframe(1)
+    while f is not None and f.f_code is not code:
+        f = f.f_back
+    if f is None:
+        return None
+    local = f.f_locals
+    seen = local.get("seen", set())
+    needed = local.get("needed")
+    return (id(f), id(seen)), (needed if needed is not None else seen)
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> RemovableHandle:
+    """Call ``fn`` once per backward after the gradients of all ``tensors`` that this backward
+    computes are ready (``mode="all"``: ``fn(grads)``, None for those not computed), or with the
+    first of them (``mode="any"``: ``fn(grad)``) (``torch.autograd.graph.register_multi_grad_hook``).
+    Returns a handle whose ``remove()`` unregisters it; ValueError for an unknown mode."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    nodes = [get_gradient_edge(t).node for t in tensors]
+    state: list = [None]  # [task key, calls so far, calls expected, grads] of the running backward
+
+    def inner(i):
+        def hook(grad):
+            task = _engine_task()
+            if task is None:
+                raise AssertionError("expected this hook to be called inside a backward call")
+            key, will_run = task
+            entry = state[0]
+            first = entry is None or entry[0] != key
+            if first:  # the first hook of a new backward (an unfinished one is forgotten)
+                entry = state[0] = [key, 0, sum(n in will_run for n in nodes), [None] * len(nodes)]
+            entry[1] += 1
+            entry[3][i] = grad
+            done = entry[1] >= entry[2]
+            if done:
+                state[0] = None
+            if mode == "any":
+                if first:
+                    fn(grad)
+            elif done:
+                fn(tuple(entry[3]))
+        return hook
+
+    return _MultiHandle([t.register_hook(inner(i)) for i, t in enumerate(tensors)])
+
+
+class _MultiHandle(RemovableHandle):
+    __slots__ = ("_handles",)
+
+    def __init__(self, handles) -> None:
+        self._handles = handles
+        self._key = handles[0].id if handles else -1
+        self._store = {}
+
+    def remove(self) -> None:
+        for h in self._handles:
+            h.remove()

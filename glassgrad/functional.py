@@ -1,0 +1,54 @@
+"""Composites at ``torch.*`` level built from primitives, with no derivative code of their own
+(``torch.softmax``, ``torch.log_softmax``)."""
+
+from __future__ import annotations
+
+import warnings
+
+from . import dtypes
+from .ops.elementwise import exp, to_dtype
+from .ops.reduction import logsumexp
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(input, dim, dtype, name):
+    if dim is None:
+        dim = _softmax_dim(name, input.ndim, 4)
+    if dtype is not None:
+        input = to_dtype(input, dtype)
+    elif not input.is_floating_point():
+        raise RuntimeError(
+            f'"{name}_lastdim_kernel_impl" not implemented for '
+            f"'{dtypes.type_name(input.dtype).split('.')[-1].replace('Tensor', '')}'\n"
+            f"glassgrad: {name} needs a floating input; call .float() first."
+        )
+    return input, dim
+
+
+def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """``x - logsumexp(x, dim)``: log-probabilities along ``dim``, stable for large inputs
+    (``torch.log_softmax``); any shape, floating dtypes (``dtype`` casts first)."""
+    x, dim = _prepare(input, dim, dtype, "log_softmax")
+    return x - logsumexp(x, dim, keepdim=True)
+
+
+def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """``exp(x) / sum(exp(x), dim)`` computed as ``exp(log_softmax(x))`` (``torch.softmax``);
+    any shape, floating dtypes."""
+    x, dim = _prepare(input, dim, dtype, "softmax")
+    return exp(x - logsumexp(x, dim, keepdim=True))
+
+
+def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """``softmax(-x, dim)`` (``torch.nn.functional.softmin``)."""
+    x, dim = _prepare(input, dim, dtype, "softmin")
+    return softmax(-x, dim)

@@ -1,0 +1,204 @@
+"""Activation functions of ``glassgrad.nn.functional`` (``torch.nn.functional.relu`` ...).
+
+All are composed from primitives (``where``, ``sigmoid``, ``tanh``, ``erf``, ``softplus``); each
+``where`` keeps its unused branch finite, so gradients and double backward never see ``0 * inf``.
+Gradients at the kinks (x == 0, the hardtanh bounds) are PyTorch's.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..functional import log_softmax, softmax, softmin
+from ..ops.activation import Softplus
+from ..ops.elementwise import clamp, erf, expm1, sigmoid, tanh, where
+from ..ops.elementwise import relu as _relu
+from ..ops.shape import chunk
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def relu(input, inplace: bool = False):
+    """``max(x, 0)``; gradient 0 at 0 (``torch.nn.functional.relu``). ``inplace`` writes into x."""
+    return input.relu_() if inplace else _relu(input)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """``clamp(x, min_val, max_val)`` with gradient 0 at and beyond the bounds
+    (``torch.nn.functional.hardtanh``)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    inside = (input > min_val) & (input < max_val)
+    return where(inside, input, clamp(input.detach(), min_val, max_val))
+
+
+def relu6(input, inplace: bool = False):
+    """``min(max(x, 0), 6)`` (``torch.nn.functional.relu6``)."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """``x`` where ``x > 0`` else ``negative_slope * x`` (``torch.nn.functional.leaky_relu``)."""
+    return where(input > 0, input, input * negative_slope)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """``x`` where ``x > 0`` else ``alpha * (exp(x) - 1)`` (``torch.nn.functional.elu``)."""
+    # NOTE: expm1 of min(x, 0): the unused branch stays finite for large x (no inf * 0 = nan)
+    return where(input > 0, input, expm1(clamp(input, max=0.0)) * alpha)
+
+
+def selu(input, inplace: bool = False):
+    """``scale * elu(x, alpha)`` with the self-normalising constants (``torch.nn.functional.selu``)."""
+    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``torch.nn.functional.celu``)."""
+    return where(input > 0, input, expm1(clamp(input, max=0.0) / alpha) * alpha)
+
+
+def gelu(input, approximate: str = "none"):
+    """``x * Phi(x)``, exact (erf) or ``approximate='tanh'`` (``torch.nn.functional.gelu``)."""
+    if approximate == "none":
+        return input * 0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (1.0 + tanh(inner))
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def silu(input, inplace: bool = False):
+    """``x * sigmoid(x)`` (``torch.nn.functional.silu``)."""
+    return input * sigmoid(input)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta x)) / beta``, linear where ``beta x > threshold``
+    (``torch.nn.functional.softplus``)."""
+    scaled = input * beta if beta != 1 else input
+    soft = Softplus.apply(scaled)
+    if beta != 1:
+        soft = soft / beta
+    return where(scaled > threshold, input, soft)
+
+
+def mish(input, inplace: bool = False):
+    """``x * tanh(softplus(x))`` (``torch.nn.functional.mish``)."""
+    return input * tanh(Softplus.apply(input))
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x)) = -softplus(-x)``, finite for any x (``torch.nn.functional.logsigmoid``)."""
+    return -Softplus.apply(-input)
+
+
+def softsign(input):
+    """``x / (1 + |x|)`` (``torch.nn.functional.softsign``)."""
+    return input / (input.abs() + 1.0)
+
+
+def hardsigmoid(input, inplace: bool = False):
+    """``relu6(x + 3) / 6`` (``torch.nn.functional.hardsigmoid``)."""
+    return relu6(input + 3.0) / 6.0
+
+
+def hardswish(input, inplace: bool = False):
+    """``x * relu6(x + 3) / 6`` (``torch.nn.functional.hardswish``)."""
+    return input * hardsigmoid(input)
+
+
+def tanhshrink(input):
+    """``x - tanh(x)`` (``torch.nn.functional.tanhshrink``)."""
+    return input - tanh(input)
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False):
+    """``x`` where ``x > threshold`` else ``value`` (``torch.nn.functional.threshold``)."""
+    return where(input > threshold, input, value)
+
+
+def softshrink(input, lambd: float = 0.5):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+
+
+def hardshrink(input, lambd: float = 0.5):
+    """``x`` where ``|x| > lambd`` else 0 (``torch.nn.functional.hardshrink``)."""
+    return where((input > lambd) | (input < -lambd), input, 0.0)
+
+
+def prelu(input, weight):
+    """``x`` where ``x > 0`` else ``weight * x``, one weight per channel (dim 1) or one shared
+    (``torch.nn.functional.prelu``)."""
+    w = weight
+    if weight.numel() != 1:
+        if input.ndim < 2 and input.ndim != 1:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
+        if weight.numel() != channels:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                f"{weight.numel()} and channel size = {channels}."
+            )
+        if input.ndim >= 2:
+            w = weight.reshape((channels,) + (1,) * (input.ndim - 2))
+    return where(input > 0, input, w * input)
+
+
+def glu(input, dim: int = -1):
+    """``a * sigmoid(b)`` for the two halves ``a, b`` of ``input`` along ``dim``
+    (``torch.nn.functional.glu``)."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.ndim} is size {size}"
+        )
+    a, b = chunk(input, 2, dim)
+    return a * sigmoid(b)
+
+
+def sigmoid_(input):
+    return input.sigmoid_()
+
+
+def tanh_(input):
+    return input.tanh_()
+
+
+__all__ = [
+    "celu",
+    "elu",
+    "gelu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "leaky_relu",
+    "log_softmax",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "relu_",
+    "selu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+]

@@ -1,0 +1,378 @@
+"""Layer functions of ``glassgrad.nn.functional``: linear, dropout, normalisation, embedding,
+padding and distances (``torch.nn.functional``). Composed from primitives: no derivative code."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from .._factories import _rng, full
+from ..autograd.grad_mode import no_grad
+from ..ops.elementwise import rsqrt, where
+from ..ops.linalg import matmul
+from ..ops.reduction import mean, norm
+from ..ops.shape import cat, narrow
+from ..tensor import Tensor
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``: ``(*, in) -> (*, out)`` (``torch.nn.functional.linear``)."""
+    out = matmul(input, weight.t() if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]`` for ``x1 (*, in1)``, ``x2 (*, in2)``,
+    ``weight (out, in1, in2)`` (``torch.nn.functional.bilinear``)."""
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
+        raise RuntimeError(
+            f"bilinear(): input sizes do not match weight: input1 {list(input1.shape)}, input2 "
+            f"{list(input2.shape)}, weight {list(weight.shape)}"
+        )
+    lead = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    # (N, in1) @ (in1, out*in2) -> (N, out, in2), then contract in2 with x2
+    t = matmul(x1, weight.permute(1, 0, 2).reshape(in1, out_f * in2)).reshape(-1, out_f, in2)
+    out = (t * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(lead + (out_f,))
+
+
+def _check_p(p) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _mask_dropout(input, p, mask_shape):
+    if p == 1.0:
+        return input * 0.0
+    keep = _rng(None).random(mask_shape) < (1.0 - p)
+    scale = np.asarray(1.0 / (1.0 - p), dtype=input._array.dtype)
+    return input * Tensor._make(keep.astype(input._array.dtype) * scale)
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when
+    ``training``; identity otherwise. Masks come from glassgrad's default generator
+    (``torch.nn.functional.dropout``)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _mask_dropout(input, p, input._array.shape)
+
+
+def _feature_dropout(input, p, training, batched_ndim):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    shape = input._array.shape
+    keep = 2 if input.ndim >= batched_ndim else 1
+    return _mask_dropout(input, p, shape[:keep] + (1,) * (input.ndim - keep))
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` (``torch.nn.functional.dropout1d``)."""
+    return _feature_dropout(input, p, training, 3)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``)."""
+    return _feature_dropout(input, p, training, 4 if input.ndim != 3 else 3)
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of ``(N, C, D, H, W)`` (``torch.nn.functional.dropout3d``)."""
+    return _feature_dropout(input, p, training, 5)
+
+
+def _affine(out, weight, bias, shape):
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise ``(N, C, *)`` per channel with batch statistics (``training``; the running
+    statistics are then updated in place with ``momentum`` and the unbiased variance) or with the
+    running statistics (``torch.nn.functional.batch_norm``). ValueError for one value per channel
+    in training."""
+    ndim = input.ndim
+    if ndim < 2:
+        raise ValueError(f"expected 2D or more input (got {ndim}D input)")
+    c = input.shape[1]
+    shape = (1, c) + (1,) * (ndim - 2)
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        scale = rsqrt(running_var + eps)
+        if weight is not None:
+            scale = scale * weight
+        shift = -running_mean * scale
+        if bias is not None:
+            shift = shift + bias
+        return input * scale.reshape(shape) + shift.reshape(shape)
+    dims = (0,) + tuple(range(2, ndim))
+    n = input.numel() // c if c else 0
+    if n <= 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape}"
+        )
+    batch_mean = mean(input, dims, keepdim=True)
+    centred = input - batch_mean
+    batch_var = mean(centred * centred, dims, keepdim=True)
+    out = _affine(centred * rsqrt(batch_var + eps), weight, bias, shape)
+    if running_mean is not None or running_var is not None:
+        with no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1.0 - momentum).add_(
+                    batch_mean.reshape(c).to(running_mean.dtype) * momentum)
+            if running_var is not None:
+                unbiased = batch_var.reshape(c) * (n / (n - 1))
+                running_var.mul_(1.0 - momentum).add_(unbiased.to(running_var.dtype) * momentum)
+    return out
+
+
+def _normalize_last(x, dims, eps):
+    mu = mean(x, dims, keepdim=True)
+    centred = x - mu
+    return centred * rsqrt(mean(centred * centred, dims, keepdim=True) + eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise
+    (``torch.nn.functional.layer_norm``). RuntimeError when the trailing shape differs."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}"
+        )
+    out = _normalize_last(input, tuple(range(input.ndim - k, input.ndim)), eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing dims (``torch.nn.functional.rms_norm``)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    k = len(tuple(normalized_shape))
+    if eps is None:
+        eps = float(np.finfo(input._array.dtype).eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    out = input * rsqrt(mean(input * input, dims, keepdim=True) + eps)
+    return out if weight is None else out * weight
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Normalise ``(N, C, *)`` over each of ``num_groups`` channel groups, then per-channel affine
+    (``torch.nn.functional.group_norm``)."""
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input of "
+            f"shape {list(input.shape)} and num_groups={num_groups}"
+        )
+    grouped = input.reshape(n, num_groups, -1)
+    out = _normalize_last(grouped, (2,), eps).reshape(input.shape)
+    return _affine(out, weight, bias, (1, c) + (1,) * (input.ndim - 2))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise each ``(n, c)`` plane of ``(N, C, *)`` (``torch.nn.functional.instance_norm``);
+    running statistics are not supported."""
+    if running_mean is not None or running_var is not None or not use_input_stats:
+        raise NotImplementedError("glassgrad: instance_norm with running statistics")
+    out = _normalize_last(input, tuple(range(2, input.ndim)), eps)
+    return _affine(out, weight, bias, (1, input.shape[1]) + (1,) * (input.ndim - 2))
+
+
+def local_response_norm(*args, **kwargs):  # pragma: no cover - rarely used
+    raise NotImplementedError("glassgrad: local_response_norm is not implemented")
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False):
+    """Rows of ``weight (num_embeddings, dim)`` at integer ``input (*)`` -> ``(*, dim)``; the row
+    at ``padding_idx`` gets no gradient; ``max_norm`` renormalises used rows in place
+    (``torch.nn.functional.embedding``). ``sparse`` gives a dense gradient."""
+    if not isinstance(input, Tensor) or input._array.dtype.kind not in "iu":
+        name = dtypes.type_name(input.dtype) if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {name} instead (while checking arguments for embedding)"
+        )
+    if scale_grad_by_freq:
+        raise NotImplementedError("glassgrad: embedding(scale_grad_by_freq=True)")
+    idx = input._array
+    num = weight.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= num):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += num
+        if not 0 <= padding_idx < num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+    if max_norm is not None:
+        _renorm_rows(weight, np.unique(idx), max_norm, norm_type)
+    out = weight[input]
+    if padding_idx is not None and weight.requires_grad:
+        out = where((input == padding_idx).unsqueeze(-1), weight.detach()[input], out)
+    return out
+
+
+def _renorm_rows(weight, rows, max_norm, norm_type) -> None:
+    with no_grad():
+        sel = weight[rows]
+        norms = norm(sel, norm_type, dim=1, keepdim=True)
+        scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[rows] = sel * scale
+
+
+def one_hot(tensor, num_classes: int = -1):
+    """``(*)`` int64 class indices -> ``(*, num_classes)`` int64 one-hot
+    (``torch.nn.functional.one_hot``); ``-1`` infers ``max + 1``."""
+    if tensor._array.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    idx = tensor._array
+    if num_classes == -1:
+        if idx.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(idx.max()) + 1
+    if idx.size and (idx.min() < 0 or idx.max() >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = np.zeros(idx.shape + (num_classes,), dtype=np.int64)
+    np.put_along_axis(out, idx[..., None], 1, axis=-1)
+    return Tensor._make(out)
+
+
+def pad(input, pad, mode: str = "constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims: ``pad = (last_before, last_after, prev_before, ...)``;
+    modes 'constant' (negative pads crop), 'reflect', 'replicate', 'circular'
+    (``torch.nn.functional.pad``)."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(
+            f"Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {input.ndim}"
+        )
+    if mode != "constant" and value not in (None, 0, 0.0):
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    out = input
+    for k in range(len(pad) // 2):
+        dim = input.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        if before == 0 and after == 0:
+            continue
+        if mode == "constant":
+            out = _constant_pad(out, dim, before, after, 0.0 if value is None else value)
+        elif mode in ("reflect", "replicate", "circular"):
+            out = out.index_select(dim, Tensor._make(_pad_index(out.shape[dim], before, after,
+                                                                mode, dim)))
+        else:
+            raise NotImplementedError(
+                f"Unrecognised padding mode {mode} (glassgrad: use constant, reflect, replicate "
+                "or circular)"
+            )
+    return out
+
+
+def _constant_pad(x, dim, before, after, value):
+    if before < 0:
+        x = narrow(x, dim, -before, x.shape[dim] + before)
+        before = 0
+    if after < 0:
+        x = narrow(x, dim, 0, x.shape[dim] + after)
+        after = 0
+    parts = [_fill_block(x, dim, before, value)] if before else []
+    parts.append(x)
+    if after:
+        parts.append(_fill_block(x, dim, after, value))
+    return cat(parts, dim) if len(parts) > 1 else x
+
+
+def _fill_block(x, dim, size, value):
+    shape = list(x.shape)
+    shape[dim] = size
+    return full(shape, value, dtype=x.dtype)
+
+
+def _pad_index(n, before, after, mode, dim):
+    pos = np.arange(-before, n + after)
+    if mode == "replicate":
+        return np.clip(pos, 0, n - 1)
+    if mode == "circular":
+        if before > n or after > n:
+            raise RuntimeError(
+                "Padding value causes wrapping around more than once. (glassgrad: dim "
+                f"{dim} has size {n}, pads ({before}, {after}))"
+            )
+        return np.mod(pos, n)
+    if before >= n or after >= n:
+        raise RuntimeError(
+            f"Argument #4: Padding size should be less than the corresponding input dimension, "
+            f"but got: padding ({before}, {after}) at dimension {dim} of input of size {n}"
+        )
+    period = 2 * (n - 1) if n > 1 else 1
+    pos = np.mod(pos, period)
+    return np.where(pos >= n, period - pos, pos)
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """``x / max(||x||_p, eps)`` along ``dim`` (``torch.nn.functional.normalize``)."""
+    denom = norm(input, p, dim, keepdim=True).clamp_min(eps)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``, broadcasting
+    (``torch.nn.functional.cosine_similarity``)."""
+    n1 = norm(x1, 2, dim, keepdim=True).clamp_min(eps)
+    n2 = norm(x2, 2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """``||x1 - x2 + eps||_p`` over the last dim (``torch.nn.functional.pairwise_distance``)."""
+    return norm(x1 - x2 + eps, p, -1, keepdim=keepdim)
+
+
+__all__ = [
+    "batch_norm",
+    "bilinear",
+    "cosine_similarity",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "embedding",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "linear",
+    "normalize",
+    "one_hot",
+    "pad",
+    "pairwise_distance",
+    "rms_norm",
+]

@@ -1,0 +1,311 @@
+"""Loss functions of ``glassgrad.nn.functional`` (``torch.nn.functional.mse_loss`` ...).
+
+Composed from primitives, so every loss has first and second derivatives. ``reduction`` is
+'mean' (default), 'sum' or 'none'; the legacy ``size_average``/``reduce`` flags map onto it.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..functional import log_softmax
+from ..ops.activation import Softplus
+from ..ops.elementwise import log, where
+from ..ops.loss import BinaryCrossEntropy
+from ..tensor import Tensor
+
+
+def _legacy_reduction(size_average, reduce) -> str:
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    return "sum" if reduce else "none"
+
+
+def _reduction(size_average, reduce, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        warnings.warn(
+            "size_average and reduce args will be deprecated, please use reduction='"
+            f"{_legacy_reduction(size_average, reduce)}' instead.", UserWarning, stacklevel=3)
+        return _legacy_reduction(size_average, reduce)
+    return reduction
+
+
+def _reduce(loss, reduction: str):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_sizes(input, target, name: str) -> None:
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.", UserWarning, stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """``(input - target)^2`` reduced (``torch.nn.functional.mse_loss``); any shape."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_sizes(input, target, "mse_loss")
+    diff = input - target
+    loss = diff * diff
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """``|input - target|`` reduced (``torch.nn.functional.l1_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_sizes(input, target, "l1_loss")
+    loss = (input - target).abs()
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0):
+    """``0.5 d^2 / beta`` where ``|d| < beta`` else ``|d| - 0.5 beta``
+    (``torch.nn.functional.smooth_l1_loss``); ``beta=0`` is L1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_sizes(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    diff = input - target
+    ad = diff.abs()
+    if beta == 0:
+        return _reduce(ad, reduction)
+    loss = where(ad < beta, diff * diff * (0.5 / beta), ad - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """``0.5 d^2`` where ``|d| < delta`` else ``delta (|d| - 0.5 delta)``
+    (``torch.nn.functional.huber_loss``)."""
+    _check_sizes(input, target, "huber_loss")
+    diff = input - target
+    ad = diff.abs()
+    loss = where(ad < delta, diff * diff * 0.5, (ad - 0.5 * delta) * delta)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _class_shape(weight, ndim: int):
+    return weight.reshape((1, -1) + (1,) * (ndim - 2)) if ndim >= 2 else weight
+
+
+def _check_target(input, target) -> None:
+    if target._array.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"expected scalar type Long but found {dtypes.type_name(target.dtype)[6:-6]}\n"
+            "glassgrad: class-index targets must be integer tensors (target.long())."
+        )
+    if input.ndim >= 2 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+            f"({target.shape[0]})."
+        )
+    expected = (input.shape[0],) + tuple(input.shape[2:]) if input.ndim >= 2 else ()
+    if tuple(target.shape) != expected:
+        raise RuntimeError(
+            f"Expected target size {list(expected)}, got {list(target.shape)}\n"
+            f"glassgrad: input {list(input.shape)} is (N, C, d1, ...); target must be (N, d1, ...)."
+        )
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean"):
+    """``-input[n, target[n]] * weight[target[n]]`` for log-probabilities ``(N, C, *)`` or
+    ``(C,)`` and integer targets ``(N, *)`` or ``()``; 'mean' divides by the summed weights of
+    the non-ignored targets (``torch.nn.functional.nll_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_target(input, target)
+    t = target._array
+    c = input.shape[1] if input.ndim >= 2 else input.shape[0]
+    ignored = t == ignore_index
+    safe = np.where(ignored, 0, t)
+    if safe.size and (safe.min() < 0 or safe.max() >= c):
+        bad = safe[(safe < 0) | (safe >= c)].flat[0]
+        raise IndexError(f"Target {bad} is out of bounds.")
+    class_dim = 1 if input.ndim >= 2 else 0
+    idx = Tensor._make(np.expand_dims(safe, class_dim))
+    picked = -input.gather(class_dim, idx).squeeze(class_dim)
+    keep = ~ignored
+    if weight is not None:
+        w = weight[Tensor._make(safe)] * Tensor._make(keep.astype(weight._array.dtype))
+    else:
+        w = Tensor._make(keep.astype(input._array.dtype))
+    loss = picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0):
+    """``nll_loss(log_softmax(input, 1), target)`` for class indices, or ``-sum(target *
+    log_softmax(input))`` for class probabilities (a float target of input's shape); with
+    ``weight``, ``ignore_index`` and ``label_smoothing`` as PyTorch
+    (``torch.nn.functional.cross_entropy``). Input ``(N, C, *)`` or ``(C,)``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(
+            f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+        )
+    class_dim = 1 if input.ndim >= 2 else 0
+    c = input.shape[class_dim]
+    logp = log_softmax(input, class_dim)
+    if target.is_floating_point():
+        if target.shape != input.shape:
+            raise RuntimeError(
+                f"Expected target size {list(input.shape)}, got {list(target.shape)}"
+            )
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        prod = logp * target
+        if weight is not None:
+            prod = prod * _class_shape(weight, input.ndim)
+        loss = -prod.sum(class_dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // c) if input.numel() else loss.sum() * np.nan
+        return _reduce(loss, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return nll
+    ignored = Tensor._make(target._array == ignore_index)
+    if weight is not None:
+        smooth = -(logp * _class_shape(weight, input.ndim)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = where(ignored, 0.0, smooth)
+    if reduction == "mean":
+        t = target._array
+        if weight is not None:
+            smooth = smooth.sum() / weight[Tensor._make(t[t != ignore_index])].sum()
+        else:
+            smooth = smooth.sum() / float((t != ignore_index).sum())
+    else:
+        smooth = _reduce(smooth, reduction)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """``-(t log x + (1 - t) log(1 - x))`` with each log clamped to >= -100, as PyTorch
+    (``torch.nn.functional.binary_cross_entropy``). ``input`` in [0, 1], same shape as target."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    x = input._array
+    if x.size and (np.any(x < 0) or np.any(x > 1) or np.isnan(x).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.dtype != input.dtype:
+        target = target.to(input.dtype)
+    loss = BinaryCrossEntropy.apply(input, target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None):
+    """``sigmoid`` + BCE in the stable form ``(1 - t) x + (1 + (pw - 1) t) softplus(-x)``, finite
+    for any ``|x|`` (``torch.nn.functional.binary_cross_entropy_with_logits``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
+    soft = Softplus.apply(-input)
+    if pos_weight is not None:
+        soft = soft * ((pos_weight - 1.0) * target + 1.0)
+    loss = (1.0 - target) * input + soft
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False):
+    """``target * (log(target) - input)`` with ``input`` log-probabilities (``0 log 0 = 0``), or
+    ``exp(target) (target - input)`` with ``log_target`` (``torch.nn.functional.kl_div``);
+    'batchmean' divides the sum by the batch size."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.", UserWarning, stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        pos = target > 0
+        loss = where(pos, target * log(where(pos, target, 1.0)), 0.0) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    """Poisson negative log likelihood (``torch.nn.functional.poisson_nll_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * log(input + eps)
+    if full:
+        t = target
+        stirling = t * log(where(t > 1, t, 1.0)) - t + 0.5 * log(where(t > 1, t, 1.0) * 2 * np.pi)
+        loss = loss + where(t > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """``log(1 + exp(-y x))`` (``torch.nn.functional.soft_margin_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce(Softplus.apply(-target * input), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None,
+                        reduce=None, reduction: str = "mean"):
+    """``max(0, -y (x1 - x2) + margin)`` (``torch.nn.functional.margin_ranking_loss``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    zeros = input * 0.0
+    margin_part = where(target == -1, (margin - input).clamp_min(0.0), zeros)
+    self_part = where(target == 1, input, zeros)
+    return _reduce(margin_part + self_part, reduction)
+
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "margin_ranking_loss",
+    "mse_loss",
+    "nll_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+]

@@ -1,0 +1,194 @@
+"""Module hooks: forward pre/post hooks and PyTorch's *full* backward hooks.
+
+NOTE [Full backward hooks]: as in PyTorch, the module's tensor inputs and outputs are passed through
+an identity node each (``BackwardHookFunctionBackward``). The output node's pre-hook sees the
+gradients w.r.t. the outputs (``grad_output``; backward *pre* hooks may replace them); the input
+node's post-hook sees the gradients w.r.t. the inputs (``grad_input``) and calls
+``hook(module, grad_input, grad_output)``, which may return replacements. When no input requires
+grad, the hooks run from the output node with ``grad_input`` all None, as PyTorch does.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..autograd.grad_mode import _state
+from ..autograd.graph import Node, RemovableHandle, grad_accumulator
+from ..tensor import Tensor
+
+# process-wide hooks (``torch.nn.modules.module.register_module_forward_hook`` and friends)
+_global_forward_pre_hooks: OrderedDict = OrderedDict()
+_global_forward_hooks: OrderedDict = OrderedDict()
+_global_backward_hooks: OrderedDict = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook) -> RemovableHandle:
+    """``hook(module, args)`` before every module's forward (``torch.nn.modules.module``)."""
+    return add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook) -> RemovableHandle:
+    """``hook(module, args, output)`` after every module's forward (``torch.nn.modules.module``)."""
+    return add_hook(_global_forward_hooks, hook)
+
+
+def register_module_full_backward_hook(hook) -> RemovableHandle:
+    """``hook(module, grad_input, grad_output)`` for every module (``torch.nn.modules.module``)."""
+    return add_hook(_global_backward_hooks, hook)
+
+
+def add_hook(store: OrderedDict, hook, prepend: bool = False) -> RemovableHandle:
+    handle = RemovableHandle(store)
+    store[handle.id] = hook
+    if prepend:
+        store.move_to_end(handle.id, last=False)
+    return handle
+
+
+class BackwardHookFunctionBackward(Node):
+    """Identity over several tensors at once: one node, so a hook sees all their gradients."""
+
+    __slots__ = ("_n",)
+
+    def __init__(self, edges):
+        Node.__init__(self, tuple(edges), None, None, None)
+        self._n = len(edges)
+
+    @property
+    def _n_outputs(self) -> int:
+        return self._n
+
+    def _run_backward(self, grads):
+        return tuple(grads)
+
+
+def _identity(values):
+    """Route the tensors among ``values`` through one identity node; returns (new values, node)."""
+    idx = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v._requires_grad]
+    if not idx or not _state.enabled:
+        return values, None
+    edges = []
+    for i in idx:
+        t = values[i]
+        edges.append((t.grad_fn, t._output_nr) if t.grad_fn is not None else (grad_accumulator(t), 0))
+    node = BackwardHookFunctionBackward(edges)
+    out = list(values)
+    for k, i in enumerate(idx):
+        alias = Tensor._make(values[i]._array)
+        alias._vc = values[i]._vc
+        alias._requires_grad = True
+        alias.grad_fn = node
+        alias._output_nr = k
+        out[i] = alias
+    node._metadata = {"index": idx, "n": len(values)}
+    return out, node
+
+
+class BackwardHook:
+    """One forward call's backward hooks (``torch.utils.hooks.BackwardHook``)."""
+
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = 0
+        self.input_node = None
+
+    def _pack(self, node, grads, n):
+        full = [None] * n
+        for k, i in enumerate(node._metadata["index"]):
+            full[i] = grads[k]
+        return tuple(full)
+
+    def _call_hooks(self, grad_input):
+        for hook in self.user_hooks:
+            out = hook(self.module, grad_input, self.grad_outputs)
+            if out is None:
+                continue
+            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            if len(out) != len(grad_input):
+                raise RuntimeError(
+                    f"Backward hook returned an invalid number of grad_input, got {len(out)}, but "
+                    f"expected {len(grad_input)}"
+                )
+            grad_input = out
+        return grad_input
+
+    def setup_input_hook(self, args: tuple) -> tuple:
+        new, node = _identity(args)
+        self.n_inputs = len(args)
+        self.input_node = node
+        if node is None:
+            return args
+
+        def post(grad_inputs, grad_outputs):
+            full = self._pack(node, grad_inputs, self.n_inputs)
+            if not self.user_hooks:
+                return None
+            res = self._call_hooks(full)
+            return tuple(res[i] for i in node._metadata["index"])
+
+        node.register_hook(post)
+        return tuple(new)
+
+    def setup_output_hook(self, result):
+        single = isinstance(result, Tensor)
+        values = (result,) if single else result
+        if not isinstance(values, (tuple, list)):
+            return result
+        new, node = _identity(tuple(values))
+        if node is None:
+            return result
+
+        def pre(grad_outputs):
+            full = list(self._pack(node, grad_outputs, len(values)))
+            for hook in self.user_pre_hooks:
+                out = hook(self.module, tuple(full))
+                if out is not None:
+                    full = list(out) if isinstance(out, (tuple, list)) else [out]
+            self.grad_outputs = tuple(full)
+            if self.input_node is None and self.user_hooks:
+                self._call_hooks((None,) * self.n_inputs)
+            return tuple(full[i] for i in node._metadata["index"])
+
+        node.register_prehook(pre)
+        if single:
+            return new[0]
+        if type(result) is tuple:
+            return tuple(new)
+        return type(result)(*new) if isinstance(result, tuple) else list(new)  # namedtuple, list
+
+
+def call_with_hooks(module, args, kwargs):
+    """``Module.__call__`` when any hook is registered (``torch.nn.Module._call_impl``)."""
+    for hook_id, hook in (*_global_forward_pre_hooks.items(), *module._forward_pre_hooks.items()):
+        if hook_id in module._forward_pre_hooks_with_kwargs:
+            res = hook(module, args, kwargs)
+            if res is not None:
+                if not (isinstance(res, tuple) and len(res) == 2):
+                    raise RuntimeError(
+                        "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                        f"but got {res}."
+                    )
+                args, kwargs = res
+        else:
+            res = hook(module, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+    bw_hook = None
+    full_hooks = [*_global_backward_hooks.values(), *module._backward_hooks.values()]
+    if full_hooks or module._backward_pre_hooks:
+        bw_hook = BackwardHook(module, full_hooks, list(module._backward_pre_hooks.values()))
+        args = bw_hook.setup_input_hook(args)
+    result = module.forward(*args, **kwargs)
+    for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
+        if hook_id in module._forward_hooks_with_kwargs:
+            res = hook(module, args, kwargs, result)
+        else:
+            res = hook(module, args, result)
+        if res is not None:
+            result = res
+    if bw_hook is not None:
+        result = bw_hook.setup_output_hook(result)
+    return result

@@ -1,0 +1,31 @@
+"""``glassgrad.nn.functional``: stateless layer functions (``torch.nn.functional``). Re-exports.
+
+Activations live in ``_functional_activation.py``, layers in ``_functional_layers.py``, losses in
+``_functional_loss.py``; convolution and pooling in ``_functional_conv.py`` (their own family).
+"""
+
+from ..ops.elementwise import sigmoid, tanh  # noqa: F401
+from ._functional_activation import *
+from ._functional_activation import relu_, sigmoid_, tanh_  # noqa: F401
+from ._functional_layers import *
+from ._functional_loss import *
+
+# NOTE: convolution and pooling functions (conv1d/2d, max_pool2d, ...) come from the conv family;
+# the guard only tolerates that file not existing yet, never an error inside it.
+try:
+    from ._functional_conv import *
+except ModuleNotFoundError as _e:
+    if _e.name != __name__.rsplit(".", 1)[0] + "._functional_conv":
+        raise
+
+_ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
+
+
+def __getattr__(name: str):
+    # NOTE: the attention family defines these next to MultiheadAttention, which imports this
+    # module; a lazy lookup avoids the import cycle.
+    if name in _ATTENTION:
+        from .modules import attention
+
+        return getattr(attention, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,88 @@
+"""``glassgrad.nn.modules``: every layer class (``torch.nn.modules``). Re-exports only."""
+
+import importlib as _importlib
+
+from .. import module  # noqa: F401 - torch.nn.modules.module
+from ..module import Module
+from .activation import (  # noqa: F401
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+)
+from .container import (  # noqa: F401
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
+from .flatten import Flatten, Unflatten  # noqa: F401
+from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .loss import (  # noqa: F401
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    NLLLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+)
+from .normalization import (  # noqa: F401
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    LayerNorm,
+    RMSNorm,
+)
+from .sparse import Embedding  # noqa: F401
+
+# NOTE: the convolution/pooling and recurrent/attention families are written separately; each is
+# picked up once its file exists. Only a missing file is tolerated, never an error inside one.
+for _name in ("conv", "pooling", "rnn", "attention"):
+    try:
+        _mod = _importlib.import_module(f"{__name__}.{_name}")
+    except ModuleNotFoundError as _e:
+        if _e.name != f"{__name__}.{_name}":
+            raise
+        continue
+    _public = getattr(_mod, "__all__", None) or [
+        n for n, v in vars(_mod).items()
+        if isinstance(v, type) and issubclass(v, Module) and v.__module__ == _mod.__name__
+        and not n.startswith("_")
+    ]
+    for _attr in _public:
+        globals()[_attr] = getattr(_mod, _attr)
+del _importlib

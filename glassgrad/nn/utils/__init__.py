@@ -1,0 +1,10 @@
+"""``glassgrad.nn.utils``: gradient clipping and parameter/vector conversion (``torch.nn.utils``)."""
+
+from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm  # noqa: F401
+from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
+
+try:  # the recurrent family's helpers (pack_padded_sequence, ...), once that file exists
+    from . import rnn  # noqa: F401
+except ModuleNotFoundError as _e:
+    if _e.name != __name__ + ".rnn":
+        raise
