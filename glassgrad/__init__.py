@@ -80,6 +80,12 @@ from . import utils  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import func  # noqa: E402,F401
+from . import amp, cuda  # noqa: E402,F401
+from .amp.autocast import (  # noqa: E402,F401
+    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+    get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled,
+    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
+)
 
 
 def is_tensor(obj) -> bool:
@@ -94,5 +100,11 @@ def is_floating_point(input) -> bool:
 def numel(input) -> int:
     return input.numel()
 
+
+from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
+
+_arg_check.install(globals())
+_arg_check.install(vars(nn.functional))
+_arg_check.install_methods(Tensor)
 
 __version__ = "0.1.0"

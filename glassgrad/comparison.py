@@ -87,7 +87,7 @@ def _unary(np_fn, name, doc, integer_only=False):
     def fn(input):
         if integer_only and input._array.dtype.kind not in "biu":
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype_name(input)}'")
-        return primitive._make(np.asarray(np_fn(input._array)))
+        return primitive._make(np_fn(input._array))  # NOTE: see _elementwise
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{doc} (``torch.{name}``); no gradient."
@@ -114,7 +114,7 @@ def invert(input):
             f"tensors\nglassgrad: got a {input.dtype} tensor; for a mask use "
             "logical_not()."
         )
-    return primitive._make(np.asarray(np.invert(input._array)))
+    return primitive._make(np.invert(input._array))  # NOTE: see _elementwise
 
 
 def isreal(input):
@@ -134,8 +134,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|input - other| <= atol + rtol * |other|`` (``torch.isclose``); bool."""
-    return primitive._make(
-        np.asarray(np.isclose(input._array, _arr(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return primitive._make(  # NOTE: no np.asarray (see _elementwise)
+        np.isclose(input._array, _arr(other), rtol=rtol, atol=atol, equal_nan=equal_nan)
     )
 
 
@@ -147,7 +147,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 def count_nonzero(input, dim=None):
     """Number of nonzero elements over ``dim`` (all when None) (``torch.count_nonzero``); int64."""
     axis = None if dim is None else (tuple(dim) if isinstance(dim, (tuple, list)) else dim)
-    return primitive._make(np.asarray(np.count_nonzero(input._array, axis=axis), dtype=np.int64))
+    count = np.count_nonzero(input._array, axis=axis)  # NOTE: no np.asarray (see _elementwise)
+    return primitive._make(count.astype(np.int64) if hasattr(count, "astype") else
+                           np.asarray(count, dtype=np.int64))
 
 
 def _argsort(arr, dim, descending):

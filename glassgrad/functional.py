@@ -6,6 +6,8 @@ from __future__ import annotations
 import warnings
 
 from . import dtypes
+from .amp.autocast import autocast_arg
+from .amp.autocast import state as _autocast
 from .ops.elementwise import exp, to_dtype
 from .ops.reduction import logsumexp
 
@@ -37,6 +39,8 @@ def _prepare(input, dim, dtype, name):
 def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """``x - logsumexp(x, dim)``: log-probabilities along ``dim``, stable for large inputs
     (``torch.log_softmax``); any shape, floating dtypes (``dtype`` casts first)."""
+    if _autocast.on and dtype is None:
+        input = autocast_arg("log_softmax", input)
     x, dim = _prepare(input, dim, dtype, "log_softmax")
     return x - logsumexp(x, dim, keepdim=True)
 
@@ -44,6 +48,8 @@ def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None)
 def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """``exp(x) / sum(exp(x), dim)`` computed as ``exp(log_softmax(x))`` (``torch.softmax``);
     any shape, floating dtypes."""
+    if _autocast.on and dtype is None:
+        input = autocast_arg("softmax", input)
     x, dim = _prepare(input, dim, dtype, "softmax")
     return exp(x - logsumexp(x, dim, keepdim=True))
 

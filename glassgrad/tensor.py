@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from . import dtypes
+from .autograd import diagnostics as _diagnostics
 from .autograd import engine
 from .autograd.grad_mode import _state
 from .autograd.graph import InferenceVersion, RemovableHandle
@@ -151,7 +152,7 @@ class Tensor:
     def _version(self) -> int:
         if self._vc.__class__ is InferenceVersion:
             raise RuntimeError("Inference tensors do not track version counter.")
-        return self._vc[0]
+        return self._vc[0] & _diagnostics.VERSION_MASK  # NOTE [Diagnostics]: .data writes
 
     @property
     def requires_grad(self) -> bool:
@@ -233,6 +234,7 @@ class Tensor:
     def data(self) -> Tensor:
         """A detached Tensor sharing storage, outside version tracking (``torch.Tensor.data``)."""
         out = Tensor._make(self._array)
+        out._vc = _diagnostics.data_version(self._vc)  # NOTE [Diagnostics]: writes are detected
         return out
 
     @data.setter
@@ -386,7 +388,10 @@ class Tensor:
                 f"glassgrad: in-place {op} on a tensor made under inference_mode()."
             )
         xp.copyto(arr, out, casting="unsafe")
-        self._vc[0] += 1
+        vc = self._vc
+        vc[0] += 1
+        if len(vc) > 1:  # NOTE [Diagnostics]: saved for backward, or a .data tensor
+            _diagnostics.note_write(self, op)
 
     def _rebase_history(self) -> None:
         base = self._base

@@ -20,7 +20,8 @@ _SAVED = "orange"
 _LEAF = "lightblue"
 _OUTPUT = "darkolivegreen1"
 _VIEW_BASE = "darkolivegreen3"
-_GHOST = dict(style="dashed,filled", fillcolor="#fff3e0", color="#9e9e9e", fontcolor="#757575")
+_GHOST = {"style": "dashed,filled", "fillcolor": "#fff3e0", "color": "#9e9e9e",
+          "fontcolor": "#757575"}
 
 
 def _size(shape) -> str:
@@ -108,15 +109,17 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
         while b is not None and all(b is not o for o in outputs + bases):
             bases.append(b)
             b = b._base
-    ledger = _Ledger(tuple(outputs + bases), params)
+    drawn = outputs + bases
+    # a leaf output is drawn alone, as torchviz does (no AccumulateGrad behind it)
+    ledger = _Ledger(tuple(t for t in drawn if t.grad_fn is not None), params)
     data = ledger.build()
     rows = data["nodes"]
     names = {id(t): k for k, t in params.items()}
 
     dot = Digraph(
-        node_attr=dict(style="filled", shape="box", align="left", fontsize="10", ranksep="0.1",
-                       height="0.2", fontname="monospace"),
-        graph_attr=dict(size="12,12"),
+        node_attr={"style": "filled", "shape": "box", "align": "left", "fontsize": "10",
+                   "ranksep": "0.1", "height": "0.2", "fontname": "monospace"},
+        graph_attr={"size": "12,12"},
     )
     owner = _modules(rows, params) if any("." in k for k in params) else {}
     groups: dict = {}  # module path (or None) -> list of (kind, args, kwargs)
@@ -125,7 +128,7 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
         groups.setdefault(mod, []).append((ident, label, attrs))
 
     edges = []
-    drawn_saved = set()
+    drawn_saved: dict = {}  # one node per saved value, however many nodes saved it
     for row, fn in zip(rows, ledger.nodes):
         i = row["index"]
         mod = owner.get(i)
@@ -134,26 +137,28 @@ def make_dot(var, params: dict | None = None, show_attrs: bool = False, show_sav
             v = fn.variable
             node(mod, f"v{i}", f"{names.get(id(v), '')}\n {_size(v.shape)}", fillcolor=_LEAF)
             edges.append((f"v{i}", ident, {}))
-        node(mod, ident, _fn_label(row, show_attrs, max_attr_chars))
+        # the creating line, shown on hover in SVG output (recorded under record_source())
+        node(mod, ident, _fn_label(row, show_attrs, max_attr_chars),
+             **({"tooltip": row["source"]} if row["source"] else {}))
         for e in row["inputs"]:
             if e is not None and e["node"] is not None:
                 edges.append((f"n{e['node']}", ident, {}))
         if show_saved or row["kind"] == "function":
             for s in row["saved"]:
-                sid = "s_" + "".join(c if c.isalnum() else "_" for c in s["value"])
-                if sid not in drawn_saved:
-                    drawn_saved.add(sid)
+                sid = drawn_saved.get(s["value"])
+                if sid is None:
+                    sid = drawn_saved[s["value"]] = f"s{len(drawn_saved)}"
                     attrs = dict(_GHOST) if s["freed"] else {"fillcolor": _SAVED}
                     node(mod, sid, _saved_label(s), **attrs)
                 edges.append((ident, sid, {"dir": "none", **({"style": "dashed"}
                                                               if s["freed"] else {})}))
-    for k, (t, info) in enumerate(zip(outputs + bases, data["roots"])):
+    for k, t in enumerate(drawn):
         colour = _OUTPUT if k < len(outputs) else _VIEW_BASE
         node(None, f"t{k}", f"{names.get(id(t), '')}\n {_size(t.shape)}", fillcolor=colour)
-        if t.grad_fn is not None and info["node"] is not None:
-            edges.append((f"n{info['node']}", f"t{k}", {}))
+        if t.grad_fn is not None:
+            edges.append((f"n{ledger.index[t.grad_fn]}", f"t{k}", {}))
         if t._base is not None:
-            j = next((j for j, o in enumerate(outputs + bases) if o is t._base), None)
+            j = next((j for j, o in enumerate(drawn) if o is t._base), None)
             if j is not None:
                 edges.append((f"t{j}", f"t{k}", {"style": "dotted"}))
 

@@ -286,7 +286,8 @@ class autocast:
     def __init__(self, device_type: str, dtype: dtypes.dtype | None = None, enabled: bool = True,
                  cache_enabled: bool | None = None):
         if not isinstance(device_type, str):
-            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+            raise ValueError(  # noqa: TRY004 - PyTorch's exception type
+                f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         _check_device(device_type)
         self.device = device_type
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
@@ -375,7 +376,8 @@ def custom_fwd(fwd=None, *, device_type: str, cast_inputs: dtypes.dtype | None =
     current state. Records the state for ``custom_bwd``. ValueError when ``device_type`` is not a
     str."""
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ValueError(  # noqa: TRY004 - PyTorch's exception type
+            f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
 
@@ -400,7 +402,8 @@ def custom_bwd(bwd=None, *, device_type: str):
     """Decorate the ``backward`` of an ``autograd.Function`` so it runs in the autocast state its
     forward ran in (``torch.amp.custom_bwd``). ValueError when ``device_type`` is not a str."""
     if not isinstance(device_type, str):
-        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        raise ValueError(  # noqa: TRY004 - PyTorch's exception type
+            f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
 

@@ -4,15 +4,25 @@
 ``_Anomaly.enabled``; the engine tests that flag once per node and calls ``run_checked`` only when
 it is on. While on, every recorded node remembers the user line that created it (``node.source``),
 and an error raised while a node runs backward gets "glassgrad: the node was created at file:line".
+
+glassgrad goes further with ``check_nan``: each recorded op whose forward output holds NaN (or Inf
+made from finite inputs) is noted on its node (``check_forward``, from ``Primitive.apply``'s
+recording path, so nothing is paid while anomaly mode is off). A backward then names the first such
+op in forward order, with shapes, dtypes, sample values and the forward traceback: it raises when
+the output it starts from is non-finite because of that op, and adds it to PyTorch's "returned nan
+values" error.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import sys
+import traceback
 import warnings
 
 from ..backend import xp
-from .graph import _Anomaly, _Hooks, _second_time_message
+from .graph import _PACKAGE_DIR, _Anomaly, _Hooks, _second_time_message
 
 
 def is_anomaly_enabled() -> bool:
@@ -129,18 +139,101 @@ def check_backward(node, out) -> None:
                 f"glassgrad: gradient {i} of {node.name()} (shape {list(g.shape)}) has "
                 f"{int(xp.isnan(arr).sum())} NaN value(s); the node was created at "
                 f"{node.source or '<unknown>'}."
+                + (f"\nIn forward: {_current[0][1]}" if _current[0] is not None else "")
             )
 
 
-def check_roots(roots) -> None:
-    """glassgrad goes further than PyTorch: warn when backward starts from a NaN value."""
+
+_FINDING = "glassgrad_forward_nonfinite"  # node.metadata key, as PyTorch keeps "traceback_" there
+_current: list = [None]  # the first forward finding in the graph of the running backward
+
+
+def check_forward(node, result, inputs, attrs) -> None:
+    """glassgrad goes further than PyTorch: while anomaly mode checks NaN, note on ``node`` when its
+    forward output holds NaN (or Inf made from finite inputs) with the op, shapes, dtypes, sample
+    values and the forward traceback. Inf arriving through an input or an attribute (a
+    ``masked_fill(-inf)`` mask) is not noted; neither is NaN passed on from a noted op. A backward
+    reports the first noted op in forward order (``check_graph``)."""
+    arr = result._array
+    if arr.dtype.kind not in "fc" or bool(xp.isfinite(arr).all()):
+        return
+    nan = bool(xp.isnan(arr).any())
+    arrays = [t._array for t in inputs]
+    finite_in = [a.dtype.kind not in "fc" or bool(xp.isfinite(a).all()) for a in arrays]
+    nan_in = [a.dtype.kind in "fc" and bool(xp.isnan(a).any()) for a in arrays]
+    if not nan and (not all(finite_in) or any(_non_finite_attr(v) for v in attrs.values())):
+        return  # Inf came in: propagation, or a mask
+    if any(bad and t.grad_fn is not None for t, bad in zip(inputs, nan_in)):
+        return  # passed on from an op before it
+    what = "nan" if nan else "inf"
+    op = node._prim.__name__ if node._prim is not None else node.name()
+    came, kind = "", "produced"
+    if any(nan_in):
+        k = nan_in.index(True)
+        kind = "entered"
+        came = (f" NaN entered through input {k} ({list(arrays[k].shape)}, "
+                f"{'a leaf' if inputs[k]._requires_grad else 'data or a detached tensor'}).")
+    elif not all(finite_in):
+        came = f" Input {finite_in.index(False)} holds Inf, and {op} turned it into NaN."
+    node.metadata[_FINDING] = (kind, (
+        f"Function '{node.name()}' produced {what} values in its forward output.\n"
+        f"glassgrad: {op} is the first op in forward order whose output ({list(arr.shape)} "
+        f"{arr.dtype}) holds {int((~xp.isfinite(arr)).sum())} non-finite value(s).{came}\n"
+        + "".join(f"  input {k}: {list(a.shape)} {a.dtype}\n" for k, a in enumerate(arrays))
+        + _samples(arr, arrays)
+        + "Forward traceback (most recent call last):\n" + _forward_stack()
+    ))
+
+
+def _non_finite_attr(value) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _samples(arr, arrays, limit: int = 3) -> str:
+    lines = []
+    for idx in xp.argwhere(~xp.isfinite(arr))[:limit]:
+        idx = tuple(int(i) for i in idx)
+        parts = []
+        for k, a in enumerate(arrays):
+            try:
+                v = xp.broadcast_to(a, arr.shape)[idx]
+            except ValueError:
+                continue
+            parts.append(f"input {k} = {v.item()!r}")
+        lines.append(f"  at {list(idx)}: " + ", ".join(parts) + f" -> {arr[idx].item()!r}\n")
+    return "".join(lines)
+
+
+def _forward_stack(limit: int = 6) -> str:
+    frames = [fs for fs in traceback.extract_stack(sys._getframe(2))
+              if not fs.filename.startswith(_PACKAGE_DIR)]
+    return "".join(traceback.format_list(frames[-limit:]))
+
+
+def check_graph(roots, seen) -> None:
+    """At the start of a backward in anomaly mode: find the first op in forward order that made a
+    non-finite value (``check_forward``); raise when the output backward starts from is non-finite
+    because of it, warn when the value came from data (PyTorch lets a NaN loss with finite
+    gradients pass)."""
+    first = None
+    for n in seen:
+        meta = n._metadata
+        if meta and _FINDING in meta and (first is None or n._seq < first._seq):
+            first = n
+    finding = first._metadata[_FINDING] if first is not None else None
+    _current[0] = finding
     for i, t in enumerate(roots):
         arr = t._array
-        if t.is_floating_point() and bool(xp.isnan(arr).any()):
-            warnings.warn(
-                f"glassgrad: backward starts from output {i}, which contains NaN (shape "
-                f"{list(t.shape)}, made by {t.grad_fn.name() if t.grad_fn else 'a leaf'}). The "
-                "gradients may be finite, but the loss is not: check the forward pass.",
-                UserWarning,
-                stacklevel=4,
-            )
+        if not t.is_floating_point() or bool(xp.isfinite(arr).all()):
+            continue
+        what = "NaN" if bool(xp.isnan(arr).any()) else "Inf"
+        head = (f"glassgrad: backward starts from output {i}, which contains {what} (shape "
+                f"{list(t.shape)}, made by {t.grad_fn.name() if t.grad_fn else 'a leaf'}).")
+        if finding is not None and finding[0] == "produced":
+            raise RuntimeError(finding[1] + "\n" + head)
+        warnings.warn(
+            head + " The gradients may be finite, but the loss is not: check the forward pass."
+            + ("\n" + finding[1] if finding is not None else ""),
+            UserWarning,
+            stacklevel=4,
+        )

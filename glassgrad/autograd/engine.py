@@ -21,7 +21,8 @@ from numpy import ndarray as _ndarray
 
 from .. import dtypes
 from .grad_mode import _state
-from .graph import AccumulateGrad, _Anomaly, _second_time_message, grad_accumulator
+from . import diagnostics as _diag
+from .graph import AccumulateGrad, _Anomaly, _Hooks, _second_time_message, grad_accumulator
 
 _Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)
 _reduce_batched_grad = None  # NOTE [Dead levels] in func/_batching.py; bound when func is imported
@@ -95,6 +96,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     seeds = _seeds(tensors, grad_tensors, "backward")
+    user_retain = retain_graph is True and _diag.called_by_user()  # NOTE [Diagnostics]
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
@@ -111,7 +113,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         for t in inputs:
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-    captured = run(tensors, seeds, retain_graph, create_graph, inputs, accumulate=True)
+    captured = run(tensors, seeds, retain_graph, create_graph, inputs, accumulate=True,
+                   user_retain=user_retain)
     if inputs is not None:
         for t, g in zip(inputs, captured):
             if t.grad_fn is not None and g is not None:
@@ -144,13 +147,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 f"glassgrad: input of shape {list(t.shape)} has requires_grad=False; call "
                 ".requires_grad_() on it before the forward."
             )
+    user_retain = retain_graph is True and _diag.called_by_user()  # NOTE [Diagnostics]
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
         return _batched_grad(outputs, inputs_t, grad_outputs, create_graph, allow_unused,
                              materialize_grads, retain_graph)
     seeds = _seeds(outputs, grad_outputs, "grad")
-    captured = run(outputs, seeds, retain_graph, create_graph, inputs_t, accumulate=False)
+    captured = run(outputs, seeds, retain_graph, create_graph, inputs_t, accumulate=False,
+                   user_retain=user_retain)
     result = []
     for i, (t, g) in enumerate(zip(inputs_t, captured)):
         if g is None:
@@ -164,6 +169,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     f"(shape {list(t.shape)}); was it detached, or replaced by a copy?"
                 )
         result.append(g)
+    if not create_graph and _diag.called_by_user():
+        _diag.mark_grad_constants(result)  # NOTE [Diagnostics]: the first-order MAML trap
     return tuple(result)
 
 
@@ -183,13 +190,10 @@ def _batched_grad(outputs, inputs, grad_outputs, create_graph, allow_unused, mat
     )
 
 
-def run(roots, seeds, retain_graph, create_graph, inputs, accumulate):
+def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retain=False):
     """Execute the graph behind ``roots``. With ``inputs``, run only what leads to them and return
-    the gradient arriving at each input (captured after its hooks)."""
-    if _Anomaly.enabled and _Anomaly.check_nan:
-        from .anomaly import check_roots
-
-        check_roots(roots)
+    the gradient arriving at each input (captured after its hooks). ``user_retain``: user code
+    passed ``retain_graph=True`` (NOTE [Diagnostics] records the graph)."""
     root_edges = [_edge(t) for t in roots]
     deps: dict = {}
     seen = {e[0] for e in root_edges}
@@ -203,6 +207,14 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate):
             if nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
+    if _Anomaly.enabled and _Anomaly.check_nan:
+        from .anomaly import check_graph
+
+        check_graph(roots, seen)
+    if _Hooks.diagnose_backward or user_retain:
+        _diag.before_run(seen, [e[0] for e in root_edges], user_retain)
+    # NOTE [Freeing]: nodes remember which backward freed them, for the second-backward error
+    release = None if retain_graph else _diag.backward_call()
 
     targets = needed = None
     captured = None
@@ -252,7 +264,7 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate):
                         _accumulate(node.variable, grads[0], create_graph)
                     continue
                 if needed is None or _runs(node, targets, needed):
-                    out = _call(node, grads, retain_graph)
+                    out = _call(node, grads, release)
             for k, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
@@ -342,7 +354,7 @@ def _apply_tensor_hooks(hooks, g):
     return g
 
 
-def _call(node, grads, retain_graph):
+def _call(node, grads, release):
     if _Anomaly.enabled:
         from .anomaly import run_checked
 
@@ -358,8 +370,8 @@ def _call(node, grads, retain_graph):
             new = hook(out, tuple(grads))
             if new is not None:
                 out = tuple(new)
-    if not retain_graph:
-        node._release()
+    if release is not None:
+        node._release(release)
     return out
 
 

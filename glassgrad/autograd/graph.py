@@ -25,6 +25,9 @@ class _Hooks:
 
     saved_tensor_hooks: ClassVar[list] = []  # (pack, unpack) stack from saved_tensors_hooks
     record_source = False  # glass box: remember the user line that created each node
+    # NOTE [Diagnostics] in diagnostics.py: nonzero only while something there is being watched
+    grad_consts = 0  # live tensors marked as autograd.grad results taken without create_graph
+    diagnose_backward = 0  # live retained graphs and nodes that read such constants
 
 
 class _Anomaly:
@@ -143,10 +146,11 @@ class Node:
         out = prim.backward(grads[0], *saved, **attrs) if attrs else prim.backward(grads[0], *saved)
         return out
 
-    def _release(self) -> None:
+    def _release(self, by=True) -> None:
+        """Drop the saved tensors; ``by`` (the freeing ``BackwardCall``) is what ``_freed`` keeps."""
         if self._saved:
             self._saved = None
-            self._freed = True
+            self._freed = by
 
     def register_hook(self, fn) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
@@ -209,7 +213,10 @@ class SavedTensor:
                 f"glassgrad: the tensor of shape {list(tensor.shape)} was made under "
                 "inference_mode(); clone() it outside inference_mode, or make it under no_grad()."
             )
-        self._version = tensor._vc[0]
+        vc = tensor._vc
+        self._version = vc[0]
+        if len(vc) == 1:
+            vc.append(None)  # NOTE [Diagnostics]: watched; in-place writes now record their line
         self._is_output = is_output
         self._output_nr = output_nr
         hooks = _Hooks.saved_tensor_hooks
@@ -251,7 +258,7 @@ class SavedTensor:
                         out._grad_acc = weakref.ref(acc)
             return out
         t = self._tensor
-        if t._vc[0] != self._version:
+        if t._vc[0] != self._version and not _diagnostics.accept_data_writes(t, self, node):
             raise RuntimeError(_inplace_message(t, self._version, node, self._is_output,
                                                 self._output_nr))
         if self._is_output:
@@ -290,20 +297,12 @@ def _inplace_message(t, saved_version: int, node, is_output: bool, output_nr: in
     else:
         hint = ("Hint: enable anomaly detection to find the operation that failed to compute its "
                 "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-    what = "its output" if is_output else "an input"
-    if producer is None and not is_output:
-        what = "a leaf tensor (a parameter?)" if t._requires_grad else "an input"
+    mask = _diagnostics.VERSION_MASK  # NOTE [Diagnostics]: writes through .data add above it
     return (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{dtypes.type_name(t.dtype)} {list(t.shape)}]{where} is at version "
-        f"{t._vc[0]}; expected version {saved_version} instead. {hint}\n"
-        f"glassgrad: {node.name()}"
-        + (f" (created at {node.source})" if node.source else "")
-        + f" saved {what} of shape {list(t.shape)} and it was then changed in place "
-        f"({t._vc[0] - saved_version} in-place write(s) since). Use .clone() before the in-place "
-        "op, or make it out of place (x = x * 2 instead of x *= 2). An optimizer.step() between a "
-        "forward and its backward is the usual cause in GAN loops: run every backward that uses "
-        "the forward first, then step."
+        f"{t._vc[0] & mask}; expected version {saved_version & mask} instead. {hint}\n"
+        + _diagnostics.inplace_explanation(t, saved_version, node, is_output)
     )
 
 
@@ -313,13 +312,7 @@ def _second_time_message(node) -> str:
         "after they have already been freed). Saved intermediate values of the graph are freed "
         "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
         "backward through the graph a second time or if you need to access saved tensors after "
-        "calling backward.\n"
-        f"glassgrad: {node.name()}"
-        + (f" (created at {node.source})" if node.source else "")
-        + " already released its saved tensors in an earlier backward. If two losses share this "
-        "graph (a GAN's discriminator and generator losses), pass retain_graph=True to the first "
-        "backward only; or detach the shared tensor (fake.detach()) for the loss that must not "
-        "reach it; or recompute the forward."
+        "calling backward.\n" + _diagnostics.second_time_explanation(node)
     )
 
 
@@ -346,6 +339,9 @@ def _user_frame() -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
+from . import diagnostics as _diagnostics  # noqa: E402 (it reads the classes above)
+
+
 class saved_tensors_hooks:
     """Context manager: ``pack_hook(tensor)`` runs when an op saves a tensor for backward and
     ``unpack_hook(packed)`` when backward needs it (``torch.autograd.graph.saved_tensors_hooks``).
@@ -369,3 +365,17 @@ def increment_version(tensor) -> None:
     """Bump the version counter as an in-place op would
     (``torch.autograd.graph.increment_version``)."""
     tensor._vc[0] += 1
+
+
+# PyTorch's public helpers and the ledger; graph_hooks.saved_tensors_hooks subclasses the one above
+# (it adds disable_saved_tensors_hooks' check)
+from .graph_hooks import (  # noqa: F401,F811
+    GradientEdge,
+    allow_mutation_on_saved_tensors,
+    disable_saved_tensors_hooks,
+    get_gradient_edge,
+    register_multi_grad_hook,
+    save_on_cpu,
+    saved_tensors_hooks,
+)
+from .graph_inspect import format_summary, summary, to_dict  # noqa: F401

@@ -54,7 +54,7 @@ def _normalize(index, nd):
 class _Plan:
     """How a batched index maps to one NumPy index and back."""
 
-    __slots__ = ("pidx", "perm", "adv_ndim")
+    __slots__ = ("adv_ndim", "perm", "pidx")
 
 
 def _plan(x_batched: bool, idx: list, level: int, size: int) -> _Plan:

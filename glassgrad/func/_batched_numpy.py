@@ -20,8 +20,7 @@ def _top_level(objs) -> int:
         x = stack.pop()
         t = type(x)
         if t is BatchedArray:
-            if x.level > top:
-                top = x.level
+            top = max(top, x.level)
         elif t is tuple or t is list:
             stack.extend(x)
         elif t is dict:
@@ -316,4 +315,4 @@ for _f in (np.full_like, np.zeros_like, np.ones_like, np.empty_like):
     HANDLERS[_f] = _make_like(_f)
 
 # the shape/join/index rules live in _batched_shape.py
-from . import _batched_shape  # noqa: E402,F401
+from . import _batched_shape  # noqa: F401

@@ -82,7 +82,7 @@ def plain_forward(cls, arrays, attrs):
     """``cls.forward`` on arrays that may still be batched at lower levels."""
     try:
         return cls.forward(xp, *arrays, **attrs)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - re-raised unless vmap's
         return batched_forward(cls, arrays, attrs, exc)
 
 
@@ -141,16 +141,56 @@ RULES["DiagEmbed"] = _shift_dims
 
 
 def _merge_samples(cls, level, arrays, attrs):
-    """Convolutions: the vmapped dim is folded into the sample dim N of the first input; every
-    other input (weight, bias) must be unbatched, else the batch runs as a loop."""
+    """Convolutions and pools: the vmapped dim is folded into the sample dim N of the first
+    input when every other input (weight, bias) is unbatched; a batched weight folds into the
+    channel groups instead (``_merge_groups``)."""
     first, rest = arrays[0], arrays[1:]
-    if not _at(first, level) or first.ndim < 1 or any(type(a) is BatchedArray for a in rest):
+    if any(type(a) is BatchedArray for a in rest):
+        return _merge_groups(cls, level, arrays, attrs)
+    if not _at(first, level) or first.ndim < 1:
         return NotImplemented
     p = first.phys
     merged = p.reshape((p.shape[0] * p.shape[1],) + tuple(p.shape[2:]))
     out = plain_forward(cls, [merged, *rest], attrs)
     return BatchedArray(out.reshape(p.shape[:2] + tuple(out.shape[1:])), level)
 
+
+def _to_groups(p, size):
+    """(B, N, C, *S) -> (N, B*C, *S): the batch becomes the outer part of the channel dim."""
+    p = np.moveaxis(p, 0, 1)
+    s = p.shape
+    return p.reshape((s[0], s[1] * s[2]) + tuple(s[3:]))
+
+
+def _merge_groups(cls, level, arrays, attrs):
+    """A convolution whose weight (or whose both operands) are batched is one grouped
+    convolution with ``B * groups`` groups: the batch is folded into the channels."""
+    name = cls.__name__
+    if name not in ("Convolution", "ConvolutionBackwardInput", "ConvolutionBackwardWeight"):
+        return NotImplemented
+    if any(type(a) is BatchedArray and a.level != level for a in arrays):
+        return NotImplemented
+    size = next(a.phys.shape[0] for a in arrays if _at(a, level))
+    lifted = [a.phys if _at(a, level) else np.broadcast_to(a, (size,) + a.shape) for a in arrays]
+    groups = attrs["groups"] * size
+    new = dict(attrs, groups=groups)
+    if name == "ConvolutionBackwardWeight":
+        x, go = lifted
+        out_ch = go.shape[2]
+        ws = tuple(attrs["weight_size"])
+        new["weight_size"] = (size * ws[0],) + ws[1:]
+        out = plain_forward(cls, [_to_groups(x, size), _to_groups(go, size)], new)
+        return BatchedArray(out.reshape((size, out_ch) + tuple(out.shape[1:])), level)
+    data, weight, *bias = lifted
+    w = weight.reshape((size * weight.shape[1],) + tuple(weight.shape[2:]))
+    b = [bb.reshape(-1) for bb in bias]
+    out = plain_forward(cls, [_to_groups(data, size), w, *b], new)
+    n, ch = out.shape[0], out.shape[1] // size
+    out = out.reshape((n, size, ch) + tuple(out.shape[2:]))
+    return BatchedArray(np.moveaxis(out, 1, 0), level)
+
+
+RULES["ConvolutionBackwardWeight"] = _merge_groups
 
 for _name in ("Convolution", "ConvolutionTranspose", "ConvolutionBackwardInput", "AvgPool",
               "AvgPoolBackward", "AdaptiveAvgPool", "AdaptiveAvgPoolBackward", "Im2Col", "Col2Im"):

@@ -324,3 +324,13 @@ def _windows(level, x, window_shape, axis=None, *, subok=False, writeable=False)
         return NotImplemented
     return BatchedArray(np.lib.stride_tricks.sliding_window_view(
         x.phys, window_shape, axis=phys_axes(axis, x.ndim), writeable=writeable), level)
+
+
+@_implements(np.lexsort)
+def _lexsort(level, keys, axis=-1):
+    if type(keys) is BatchedArray or not isinstance(keys, (tuple, list)) or axis is None:
+        return NotImplemented
+    size = _size(keys, level)
+    nd = logical_ndim(keys[0])
+    return BatchedArray(np.lexsort(tuple(_batched_phys(k, level, size) for k in keys),
+                                   axis=normalize_axis_index(axis, nd) + 1), level)

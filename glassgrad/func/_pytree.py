@@ -13,7 +13,7 @@ from collections import OrderedDict
 class TreeSpec:
     """The structure of a pytree without its leaves: a kind, node data (keys, type) and children."""
 
-    __slots__ = ("kind", "data", "children", "num_leaves")
+    __slots__ = ("children", "data", "kind", "num_leaves")
 
     def __init__(self, kind: str, data, children: tuple):
         self.kind = kind

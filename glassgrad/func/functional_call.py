@@ -84,7 +84,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             )
         tensors = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
     else:
-        raise ValueError(
+        raise ValueError(  # noqa: TRY004 - PyTorch's exception type
             "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
             f"{type(parameter_and_buffer_dicts)}"
         )
@@ -119,3 +119,33 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             current = _swap(module, name, old)
             if isinstance(parameter_and_buffer_dicts, dict) and name in parameter_and_buffer_dicts:
                 parameter_and_buffer_dicts[name] = current  # PyTorch writes reassignments back
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """``(params, buffers)``: each parameter and buffer of ``M`` models of one class stacked into
+    a tensor of shape ``(M, *shape)``, for ensembling with ``vmap`` (``torch.func.
+    stack_module_state``). Stacked parameters are new leaves that require grad. RuntimeError when
+    the models differ in class, training mode or ``requires_grad``."""
+    from ..ops.shape import stack
+
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode."
+        )
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def leaf(tensors, name):
+        grads = {t.requires_grad for t in tensors}
+        if len(grads) > 1:
+            raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+        out = stack([t.detach() for t in tensors])
+        return out.requires_grad_() if grads == {True} else out
+
+    all_params = [dict(m.named_parameters()) for m in models]
+    params = {k: leaf([p[k] for p in all_params], k) for k in all_params[0]}
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    buffers = {k: leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers

@@ -45,7 +45,7 @@ class _Level:
 
 def _lift(x, what):
     if not isinstance(x, Tensor):
-        raise ValueError(
+        raise ValueError(  # noqa: TRY004 - PyTorch's exception type
             f"{what}: Expected f(*args) to be called with Tensors as the differentiated inputs, "
             f"got {type(x)}. glassgrad: pass tensors, or leave that argument out of argnums."
         )
@@ -168,7 +168,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                     )
                 output, aux = output
             if not isinstance(output, Tensor):
-                raise RuntimeError(
+                raise RuntimeError(  # noqa: TRY004 - PyTorch's exception type
                     f"{what}: Expected f(*args) to return a Tensor, got {type(output)}"
                 )
             if output.dim() != 0:
@@ -226,7 +226,7 @@ def vjp(func, *primals, has_aux: bool = False):
     flat_out, out_spec = tree_flatten(out)
     for o in flat_out:
         if not isinstance(o, Tensor):
-            raise RuntimeError(
+            raise RuntimeError(  # noqa: TRY004 - PyTorch's exception type
                 f"vjp(f, *primals): Expected f to be a function that has non-empty output and "
                 f"returns Tensors, got {type(o)}"
             )
@@ -261,7 +261,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     computed as the transpose of a vector-Jacobian product (the double-vjp trick), so every op
     with a double backward supports it. ``primals``/``tangents`` are tuples of matching shapes."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
-        raise RuntimeError(
+        raise RuntimeError(  # noqa: TRY004 - PyTorch's exception type
             "jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. it "
             "should be valid to call f(*primals)."
         )

@@ -95,12 +95,12 @@ def _process_inputs(in_dims, args, func):
         if d is None:
             continue
         if not isinstance(d, int):
-            raise ValueError(
+            raise ValueError(  # noqa: TRY004 - PyTorch's exception type
                 f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an "
                 "input but in_dim must be either an integer dimension or None."
             )
         if not isinstance(arg, Tensor):
-            raise ValueError(
+            raise ValueError(  # noqa: TRY004 - PyTorch's exception type
                 f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an "
                 f"input but the input is of type {type(arg)}. We cannot vmap over non-Tensor "
                 "arguments, please use None as the respective in_dim"
@@ -157,7 +157,7 @@ def _unwrap(out, out_dims, level, size, func):
             result.append(o)
             continue
         if not isinstance(o, Tensor):
-            raise ValueError(
+            raise ValueError(  # noqa: TRY004 - PyTorch's exception type
                 f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did "
                 "you mean to set out_dims= to None for output?"
             )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from ..amp.autocast import autocast_args
+from ..amp.autocast import state as _autocast
 from ..functional import log_softmax, softmax, softmin
 from ..ops.activation import Softplus
 from ..ops.elementwise import clamp, erf, expm1, sigmoid, tanh, where
@@ -136,6 +138,8 @@ def hardshrink(input, lambd: float = 0.5):
 def prelu(input, weight):
     """``x`` where ``x > 0`` else ``weight * x``, one weight per channel (dim 1) or one shared
     (``torch.nn.functional.prelu``)."""
+    if _autocast.on:
+        input, weight = autocast_args("prelu", input, weight)
     w = weight
     if weight.numel() != 1:
         if input.ndim < 2 and input.ndim != 1:

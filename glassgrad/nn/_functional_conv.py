@@ -8,6 +8,8 @@ and are re-exported here, so ``nn.functional`` needs one star import.
 from __future__ import annotations
 
 from .. import dtypes
+from ..amp.autocast import autocast_args
+from ..amp.autocast import state as _autocast
 from ..ops import conv as _conv
 from ..tensor import Tensor
 from . import _functional_pool
@@ -141,6 +143,8 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, nd, op, t
 
 
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, op):
+    if _autocast.on:
+        input, weight, bias = autocast_args(op, input, weight, bias)
     x, batched, kernel, stride, pads, dilation = _conv_args(
         input, weight, bias, stride, padding, dilation, groups, nd, op, transposed=False)
     padded = [s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads)]
@@ -190,6 +194,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 
 def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation,
                       nd, op):
+    if _autocast.on:
+        input, weight, bias = autocast_args(op, input, weight, bias)
     if isinstance(padding, str):
         raise TypeError(f"{op}(): argument 'padding' must be tuple of ints, not str")
     x, batched, kernel, stride, pads, dilation = _conv_args(

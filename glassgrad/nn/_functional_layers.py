@@ -7,6 +7,8 @@ import numpy as np
 
 from .. import dtypes
 from .._factories import _rng, full
+from ..amp.autocast import autocast_arg, autocast_args
+from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
 from ..ops.elementwise import rsqrt, where
 from ..ops.linalg import matmul
@@ -17,6 +19,8 @@ from ..tensor import Tensor
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``: ``(*, in) -> (*, out)`` (``torch.nn.functional.linear``)."""
+    if _autocast.on:
+        input, weight, bias = autocast_args("linear", input, weight, bias)
     out = matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
 
@@ -24,6 +28,8 @@ def linear(input, weight, bias=None):
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]`` for ``x1 (*, in1)``, ``x2 (*, in2)``,
     ``weight (out, in1, in2)`` (``torch.nn.functional.bilinear``)."""
+    if _autocast.on:
+        input1, input2, weight, bias = autocast_args("bilinear", input1, input2, weight, bias)
     out_f, in1, in2 = weight.shape
     if input1.shape[-1] != in1 or input2.shape[-1] != in2:
         raise RuntimeError(
@@ -147,6 +153,8 @@ def _normalize_last(x, dims, eps):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise
     (``torch.nn.functional.layer_norm``). RuntimeError when the trailing shape differs."""
+    if _autocast.on:
+        input, weight, bias = autocast_args("layer_norm", input, weight, bias)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -180,6 +188,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     """Normalise ``(N, C, *)`` over each of ``num_groups`` channel groups, then per-channel affine
     (``torch.nn.functional.group_norm``)."""
+    if _autocast.on:
+        input, weight, bias = autocast_args("group_norm", input, weight, bias)
     if input.ndim < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
@@ -268,6 +278,8 @@ def pad(input, pad, mode: str = "constant", value=None):
     """Pad the last ``len(pad) // 2`` dims: ``pad = (last_before, last_after, prev_before, ...)``;
     modes 'constant' (negative pads crop), 'reflect', 'replicate', 'circular'
     (``torch.nn.functional.pad``)."""
+    if _autocast.on and mode != "constant":
+        input = autocast_arg(f"{mode}_pad{len(pad) // 2}d", input)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")

@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..amp.autocast import autocast_args
+from ..amp.autocast import state as _autocast
 from ..functional import log_softmax
 from ..ops.activation import Softplus
 from ..ops.elementwise import log, where
@@ -55,6 +57,8 @@ def _check_sizes(input, target, name: str) -> None:
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
     """``(input - target)^2`` reduced (``torch.nn.functional.mse_loss``); any shape."""
+    if _autocast.on:
+        input, target, weight = autocast_args("mse_loss", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     _check_sizes(input, target, "mse_loss")
     diff = input - target
@@ -64,6 +68,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
     """``|input - target|`` reduced (``torch.nn.functional.l1_loss``)."""
+    if _autocast.on:
+        input, target, weight = autocast_args("l1_loss", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     _check_sizes(input, target, "l1_loss")
     loss = (input - target).abs()
@@ -74,6 +80,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
                    beta: float = 1.0):
     """``0.5 d^2 / beta`` where ``|d| < beta`` else ``|d| - 0.5 beta``
     (``torch.nn.functional.smooth_l1_loss``); ``beta=0`` is L1."""
+    if _autocast.on:
+        input, target = autocast_args("smooth_l1_loss", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     _check_sizes(input, target, "smooth_l1_loss")
     if beta < 0:
@@ -89,6 +97,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """``0.5 d^2`` where ``|d| < delta`` else ``delta (|d| - 0.5 delta)``
     (``torch.nn.functional.huber_loss``)."""
+    if _autocast.on:
+        input, target, weight = autocast_args("huber_loss", input, target, weight)
     _check_sizes(input, target, "huber_loss")
     diff = input - target
     ad = diff.abs()
@@ -124,6 +134,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     """``-input[n, target[n]] * weight[target[n]]`` for log-probabilities ``(N, C, *)`` or
     ``(C,)`` and integer targets ``(N, *)`` or ``()``; 'mean' divides by the summed weights of
     the non-ignored targets (``torch.nn.functional.nll_loss``)."""
+    if _autocast.on:
+        input, target, weight = autocast_args("nll_loss", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     _check_target(input, target)
     t = target._array
@@ -153,6 +165,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     log_softmax(input))`` for class probabilities (a float target of input's shape); with
     ``weight``, ``ignore_index`` and ``label_smoothing`` as PyTorch
     (``torch.nn.functional.cross_entropy``). Input ``(N, C, *)`` or ``(C,)``."""
+    if _autocast.on:
+        input, target, weight = autocast_args("cross_entropy", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(
@@ -199,6 +213,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          reduction: str = "mean"):
     """``-(t log x + (1 - t) log(1 - x))`` with each log clamped to >= -100, as PyTorch
     (``torch.nn.functional.binary_cross_entropy``). ``input`` in [0, 1], same shape as target."""
+    if _autocast.on:
+        input, target, weight = autocast_args("binary_cross_entropy", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(
@@ -220,6 +236,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction: str = "mean", pos_weight=None):
     """``sigmoid`` + BCE in the stable form ``(1 - t) x + (1 + (pw - 1) t) softplus(-x)``, finite
     for any ``|x|`` (``torch.nn.functional.binary_cross_entropy_with_logits``)."""
+    if _autocast.on:
+        input, target, weight, pos_weight = autocast_args(
+            "binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(
@@ -239,6 +258,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     """``target * (log(target) - input)`` with ``input`` log-probabilities (``0 log 0 = 0``), or
     ``exp(target) (target - input)`` with ``log_target`` (``torch.nn.functional.kl_div``);
     'batchmean' divides the sum by the batch size."""
+    if _autocast.on:
+        input, target = autocast_args("kl_div", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn(
@@ -259,6 +280,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
                      size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean"):
     """Poisson negative log likelihood (``torch.nn.functional.poisson_nll_loss``)."""
+    if _autocast.on:
+        input, target = autocast_args("poisson_nll_loss", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
         loss = input.exp() - target * input
@@ -273,6 +296,8 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """``log(1 + exp(-y x))`` (``torch.nn.functional.soft_margin_loss``)."""
+    if _autocast.on:
+        input, target = autocast_args("soft_margin_loss", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     return _reduce(Softplus.apply(-target * input), reduction)
 
@@ -280,6 +305,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
 def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None,
                         reduce=None, reduction: str = "mean"):
     """``max(0, -y (x1 - x2) + margin)`` (``torch.nn.functional.margin_ranking_loss``)."""
+    if _autocast.on:
+        input1, input2, target = autocast_args("margin_ranking_loss", input1, input2, target)
     reduction = _reduction(size_average, reduce, reduction)
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
 
@@ -287,6 +314,8 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_averag
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``."""
+    if _autocast.on:
+        input, target = autocast_args("hinge_embedding_loss", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     zeros = input * 0.0
     margin_part = where(target == -1, (margin - input).clamp_min(0.0), zeros)

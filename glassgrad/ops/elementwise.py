@@ -11,6 +11,8 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..amp.autocast import autocast_arg, autocast_args
+from ..amp.autocast import state as _autocast
 from ._util import cast, is_tensor, promote, scalar
 from . import primitive
 from .primitive import Primitive
@@ -183,7 +185,7 @@ Sigmoid = _unary(
     ("result",),
 )
 Relu = _unary("Relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
-              lambda g, r: (g * (r > 0),), ("result",))
+              lambda g, r: (where(r <= 0, 0.0, g),), ("result",))  # NaN passes g, as in PyTorch
 Erf = _unary("Erf", lambda xp, x: _erf(x),
              lambda g, x: (g * (2 / math.sqrt(math.pi)) * exp(-x * x),))
 Reciprocal = _unary("Reciprocal", lambda xp, x: 1 / x, lambda g, r: (-g * r * r,), ("result",))
@@ -214,11 +216,18 @@ class _Step(Primitive):
         return (grad * 0,)
 
 
+def _sign(xp, x):
+    out = xp.sign(x)
+    # NOTE: PyTorch's sign(nan) is 0 (so abs' gradient at nan is 0); NumPy's is nan
+    return xp.nan_to_num(out, copy=not isinstance(out, xp.ndarray)) if out.dtype.kind == "f" \
+        else out
+
+
 def _step(name, fn):
     return type(name, (_Step,), {"forward": staticmethod(lambda xp, x: fn(xp, x))})
 
 
-Sign = _step("Sign", lambda xp, x: xp.sign(x))
+Sign = _step("Sign", lambda xp, x: _sign(xp, x))
 Floor = _step("Floor", lambda xp, x: xp.floor(x))
 Ceil = _step("Ceil", lambda xp, x: xp.ceil(x))
 Round = _step("Round", lambda xp, x: xp.round(x))
@@ -286,9 +295,9 @@ class Maximum(Primitive):
 
     @staticmethod
     def backward(grad, x, y):
-        # NOTE: ties split the gradient in half, as PyTorch does
-        w = (x > y) + (x == y) * 0.5
-        return grad * w, grad * (1 - w)
+        # NOTE: ties split the gradient in half, as PyTorch does; a NaN passes it to both sides
+        half = (x == y) * 0.5
+        return grad * (1.0 - ((x < y) + half)), grad * (1.0 - ((x > y) + half))
 
 
 class Minimum(Primitive):
@@ -300,8 +309,8 @@ class Minimum(Primitive):
 
     @staticmethod
     def backward(grad, x, y):
-        w = (x < y) + (x == y) * 0.5
-        return grad * w, grad * (1 - w)
+        half = (x == y) * 0.5
+        return grad * (1.0 - ((x > y) + half)), grad * (1.0 - ((x < y) + half))
 
 
 class Atan2(Primitive):
@@ -361,6 +370,8 @@ def _float_input(x, op):
 
 def _unary_fn(cls, name, float_only=True):
     def fn(input, *, out=None):  # noqa: A002 - torch's name
+        if _autocast.on:
+            input = autocast_arg(name, input)
         x = _float_input(input, name) if float_only else input
         return cls.apply(x)
 
@@ -414,7 +425,7 @@ def round(input, *, decimals: int = 0):  # noqa: A001 - torch.round
 def add(input, other, *, alpha=1):
     """``input + alpha * other`` with broadcasting and type promotion (``torch.add``)."""
     if alpha != 1:
-        other = mul(other, alpha)
+        other = other * alpha if isinstance(other, (int, float, np.number)) else mul(other, alpha)
     a, b = promote(input, other, "add")
     return Add.apply(a, b)
 
@@ -422,7 +433,7 @@ def add(input, other, *, alpha=1):
 def sub(input, other, *, alpha=1):
     """``input - alpha * other`` (``torch.sub``)."""
     if alpha != 1:
-        other = mul(other, alpha)
+        other = other * alpha if isinstance(other, (int, float, np.number)) else mul(other, alpha)
     a, b = promote(input, other, "sub")
     if a._array.dtype == np.bool_:
         raise RuntimeError(
@@ -483,6 +494,8 @@ def fmod(input, other):
 
 def pow(input, exponent):  # noqa: A001 - torch.pow
     """``input ** exponent``; number or Tensor on either side (``torch.pow``)."""
+    if _autocast.on:
+        input, exponent = autocast_args("pow", input, exponent)
     if not is_tensor(exponent):
         if not is_tensor(input):
             raise TypeError("pow(): expected at least one Tensor")

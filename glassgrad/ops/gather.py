@@ -90,6 +90,11 @@ def _check_scatter_index(x, d, idx, op, src=None):
             "Index tensor must have the same number of dimensions as input tensor\n"
             f"glassgrad: {op} of a {list(x.shape)} input with a {list(idx.shape)} index."
         )
+    if src is not None and max(src._array.ndim, 1) != max(idx.ndim, 1):
+        raise RuntimeError(
+            "Index tensor must have the same number of dimensions as src tensor\n"
+            f"glassgrad: {op} with a {list(idx.shape)} index and a {list(src.shape)} src."
+        )
     for k, s in enumerate(idx.shape):
         if k != d and s > x._array.shape[k]:
             raise RuntimeError(
@@ -129,6 +134,12 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return gather(reshape(input, -1), 0, reshape(indices, -1))
     d = wrap_dim(dim, input._array.ndim, "take_along_dim")
+    if input._array.ndim != indices._array.ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {input._array.ndim} dimensions for input, and "
+            f"{indices._array.ndim} dimensions for indices"
+        )
     xs, ks = list(input._array.shape), list(indices._array.shape)
     xs[d] = ks[d] = 1
     common = list(np.broadcast_shapes(tuple(xs), tuple(ks)))
@@ -214,6 +225,9 @@ def index_add(input, dim: int, index, source, *, alpha=1):
     """Add ``alpha * source`` into a copy of ``input`` at ``index`` along ``dim``; repeated
     indices add up (``torch.index_add``)."""
     where = _index_along(input, dim, index, source, "index_add")
+    if alpha != 1 and not is_tensor(source):
+        raise TypeError(f"index_add(): argument 'source' (position 4) must be Tensor, not "
+                        f"{type(source).__name__}")
     src = source if alpha == 1 else source * alpha
     return IndexPut.apply(input, src, index=where, accumulate=True)
 

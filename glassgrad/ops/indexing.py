@@ -13,6 +13,7 @@ import numpy as np
 
 from ..autograd.grad_mode import _state
 from . import primitive
+from ._forward_errors import broadcast_shapes
 from ._names import c_type, scalar_type
 from ._util import is_tensor, mark_view, wrap_dim
 from .primitive import Primitive, _check_inplace_leaf, _record
@@ -158,7 +159,9 @@ def getitem(input, index):
         idx += (Ellipsis,)  # NOTE: so that x[1, 2] is a 0-d view, not a NumPy scalar copy
     shape = input._array.shape
     try:
-        if _state.enabled and input._requires_grad:
+        # NOTE: advanced indices go through the primitive even without grad, so that inside vmap
+        # a batched index into a plain tensor batches (func/_batched_rules.py)
+        if (_state.enabled and input._requires_grad) or not basic:
             out = Index.apply(input, index=idx, basic=basic, shape=shape)
         else:
             out = primitive._make(input._array[idx])
@@ -304,7 +307,7 @@ def masked_select(input, mask):
             "masked_select: expected BoolTensor for mask\n"
             f"glassgrad: got a {list(m.shape)} {m.dtype} mask; convert it with .bool()."
         )
-    shape = np.broadcast_shapes(input._array.shape, m.shape)
+    shape = broadcast_shapes("masked_select", input._array.shape, m.shape)
     x = expand(input, shape) if input._array.shape != shape else input
     return getitem(x, primitive._make(np.broadcast_to(m, shape)))
 
@@ -312,9 +315,12 @@ def masked_select(input, mask):
 def masked_scatter(input, mask, source):
     """Copy consecutive elements of ``source`` into ``input`` where ``mask`` is True
     (``torch.masked_scatter``); ``mask`` broadcasts to input's shape."""
-    from .shape import narrow, reshape
+    from .shape import expand, narrow, reshape
 
-    m = np.broadcast_to(mask._array, input._array.shape)
+    shape = broadcast_shapes("masked_scatter", input._array.shape, mask._array.shape)
+    if input._array.shape != shape:  # NOTE: out of place, input broadcasts too (as in PyTorch)
+        input = expand(input, shape)
+    m = np.broadcast_to(mask._array, shape)
     count = int(m.sum())
     if source._array.size < count:
         raise RuntimeError(

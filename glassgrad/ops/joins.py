@@ -144,6 +144,8 @@ def column_stack(tensors):
 
 def split(tensor, split_size_or_sections, dim: int = 0):
     """Pieces of ``split_size`` (last one smaller) or of the listed sizes (``torch.split``): views."""
+    if tensor._array.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, tensor._array.ndim, "split")
     size = tensor._array.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
@@ -174,6 +176,8 @@ def chunk(input, chunks: int, dim: int = 0):
     """Split into ``chunks`` nearly equal pieces, fewer if the dim is short (``torch.chunk``)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input._array.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, input._array.ndim, "chunk")
     size = input._array.shape[d]
     if size == 0:  # NOTE: PyTorch gives `chunks` empty pieces here
@@ -186,6 +190,9 @@ def tensor_split(input, indices_or_sections, dim: int = 0):
     (``torch.tensor_split``): views."""
     from ._util import is_tensor
 
+    if input._array.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
     d = wrap_dim(dim, input._array.ndim, "tensor_split")
     size = input._array.shape[d]
     spec = indices_or_sections
@@ -210,6 +217,8 @@ def unbind(input, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed (``torch.unbind``): views."""
     from .indexing import getitem
 
+    if input._array.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, input._array.ndim, "unbind")
     lead = (slice(None),) * d
     return tuple(getitem(input, lead + (i,)) for i in range(input._array.shape[d]))

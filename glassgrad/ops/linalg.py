@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..amp.autocast import autocast_arg, autocast_args, autocast_excluded
+from ..amp.autocast import state as _autocast
 from ._names import c_type, scalar_type
 from ._util import is_tensor, promote, wrap_dim
 from .einsum_parse import contraction_path, parse_equation
@@ -24,6 +26,10 @@ class MatMul(Primitive):
 
     @staticmethod
     def forward(xp, x, y):
+        if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
+            # NOTE: NumPy has no fast float16/bfloat16 GEMM (float16 is ~100x slower): multiply in
+            # float32, round once, as PyTorch's CPU kernels accumulate 16-bit products in float32
+            return xp.matmul(x.astype(xp.float32), y.astype(xp.float32)).astype(x.dtype)
         return xp.matmul(x, y)
 
     @staticmethod
@@ -87,6 +93,8 @@ def matmul(input, other):
 
     RuntimeError for 0-d operands, mismatched inner sizes, unbroadcastable batches, or different
     dtypes (no promotion, as in PyTorch)."""
+    if _autocast.on:
+        input, other = autocast_args("matmul", input, other)
     if not (is_tensor(input) and is_tensor(other)):
         raise TypeError(
             f"matmul(): argument 'other' (position 2) must be Tensor, not "
@@ -137,6 +145,8 @@ def _batch_error(a, b):
 
 def mm(input, mat2):
     """(n, k) @ (k, m) -> (n, m) (``torch.mm``); both must be 2-D (RuntimeError)."""
+    if _autocast.on:
+        input, mat2 = autocast_args("mm", input, mat2)
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix" + _explain("mm", input, mat2))
     if mat2.ndim != 2:
@@ -153,6 +163,8 @@ def mm(input, mat2):
 
 def bmm(input, mat2):
     """(b, n, k) @ (b, k, m) -> (b, n, m) (``torch.bmm``); both 3-D with the same batch size."""
+    if _autocast.on:
+        input, mat2 = autocast_args("bmm", input, mat2)
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" + _explain("bmm", input, mat2))
     if mat2.ndim != 3:
@@ -174,6 +186,8 @@ def mv(input, vec):
             f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}"
             + _explain("mv", input, vec)
         )
+    if _autocast.on:  # NOTE: PyTorch autocasts matmul but not mv/dot (CPU): neither may we
+        return autocast_excluded(matmul, input, vec)
     return matmul(input, vec)
 
 
@@ -190,6 +204,8 @@ def dot(input, other):
             f"{scalar_type(input.dtype)} and {scalar_type(other.dtype)}"
             + _explain("dot", input, other)
         )
+    if _autocast.on:  # NOTE: see mv
+        return autocast_excluded(matmul, input, other)
     return matmul(input, other)
 
 
@@ -209,15 +225,23 @@ ger = outer
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; input broadcasts (``torch.addmm``)."""
+    if _autocast.on:
+        input, mat1, mat2 = autocast_args("addmm", input, mat1, mat2)
     return _add_scaled(input, mm(mat1, mat2), beta, alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``)."""
+    if _autocast.on:
+        input, batch1, batch2 = autocast_args("baddbmm", input, batch1, batch2)
     return _add_scaled(input, bmm(batch1, batch2), beta, alpha)
 
 
 def _add_scaled(input, product, beta, alpha):
+    if not is_tensor(input):
+        op = "addmm" if product._array.ndim == 2 else "baddbmm"
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     out = product if alpha == 1 else product * alpha
     if beta == 0:  # NOTE: PyTorch ignores input (even nan) when beta == 0
         return out
@@ -232,6 +256,9 @@ class Einsum(Primitive):
 
     @staticmethod
     def forward(xp, x, y, *, equation):
+        if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # NOTE: see MatMul.forward
+            return Einsum.forward(xp, x.astype(xp.float32), y.astype(xp.float32),
+                                  equation=equation).astype(x.dtype)
         # NOTE: optimize=True routes big contractions to BLAS (tensordot) but costs ~30 us to plan
         return xp.einsum(equation, x, y, optimize=x.size * y.size > 1 << 16)
 
@@ -251,6 +278,8 @@ class EinsumUnary(Primitive):
 
     @staticmethod
     def forward(xp, x, *, equation, shape):
+        if x.dtype.kind == "V":  # NOTE: NumPy's einsum rejects bfloat16 (ml_dtypes)
+            return xp.einsum(equation, x.astype(xp.float32)).astype(x.dtype)
         out = xp.einsum(equation, x)
         return out.copy() if np.may_share_memory(out, x) else out
 
@@ -295,6 +324,8 @@ def einsum(equation, *operands):
     A subscript repeated within one operand (a diagonal, ``"ii->i"``) is not supported."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if _autocast.on and len(operands) > 1:  # PyTorch's contracts pairs with bmm, which autocasts
+        operands = autocast_args("einsum", *operands)
     for x in operands[1:]:
         if x._array.dtype != operands[0]._array.dtype:
             raise RuntimeError(
@@ -334,6 +365,13 @@ def tensordot(a, b, dims=2):
     pairs ``([a_dims], [b_dims])`` (``torch.tensordot``); one ``einsum``."""
     na, nb = a._array.ndim, b._array.ndim
     if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > na or dims > nb:
+            raise RuntimeError(
+                f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}\n"
+                f"glassgrad: the tensors have {na} and {nb} dims."
+            )
         da, db = list(range(na - dims, na)), list(range(dims))
     else:
         da, db = (
@@ -375,6 +413,8 @@ def cross(input, other, dim=None):
 
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (``torch.trace``); integer input gives int64."""
+    if _autocast.on:
+        input = autocast_arg("trace", input)
     from .diagonal import diagonal
     from .reduction import sum
 

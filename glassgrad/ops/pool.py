@@ -202,10 +202,26 @@ def _apply_matrices(xp, x, mats):
     for i, m in enumerate(mats):
         axis = 2 + i
         if i == nd - 1:
-            x = xp.matmul(x, xp.asarray(m).T)
+            x = _bin_matmul(xp, x, xp.asarray(m).T)
         else:
-            x = xp.moveaxis(xp.matmul(xp.moveaxis(x, axis, -1), xp.asarray(m).T), -1, axis)
+            x = xp.moveaxis(_bin_matmul(xp, xp.moveaxis(x, axis, -1), xp.asarray(m).T), -1, axis)
     return xp.ascontiguousarray(x)
+
+
+def _bin_matmul(xp, x, m):
+    """``x @ m`` for a non-negative bin matrix ``m``, where an inf or NaN reaches only its own bins
+    (a plain product spreads it everywhere: inf * 0 is NaN)."""
+    out = xp.matmul(x, m)
+    if xp.isfinite(out).all():
+        return out
+    finite = xp.isfinite(x)
+    used = (m != 0).astype(x.dtype)
+    out = xp.matmul(xp.where(finite, x, 0), m)
+    pos, neg = (xp.matmul((x == xp.inf).astype(x.dtype), used) > 0,
+                xp.matmul((x == -xp.inf).astype(x.dtype), used) > 0)
+    nan = (xp.matmul(xp.isnan(x).astype(x.dtype), used) > 0) | (pos & neg)
+    return xp.where(nan, xp.nan, xp.where(pos, xp.inf, xp.where(neg, -xp.inf, out))).astype(
+        out.dtype, copy=False)
 
 
 class AdaptiveAvgPool(Primitive):

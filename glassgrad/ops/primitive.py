@@ -22,15 +22,18 @@ from __future__ import annotations
 import inspect
 
 from ..autograd.grad_mode import _state
+from ..autograd import diagnostics as _diagnostics
 from ..autograd.graph import (
     INFERENCE_VERSION,
     Node,
     SavedTensor,
+    _Anomaly,
     _Hooks,
     _user_frame,
     grad_accumulator,
 )
 from ..backend import xp
+from . import _forward_errors
 
 _NO_EDGE = (None, 0)
 _make = None  # Tensor._make, bound by tensor.py (ops never import tensor.py: it imports ops)
@@ -90,15 +93,16 @@ class Primitive:
         try:
             out = cls.forward(xp, *[t._array for t in inputs], **attrs)
         except Exception as exc:  # NOTE: NumPy may wrap a VmapFallback (raised in __float__)
-            if _vmap_fallback is None:
-                raise
-            out = _vmap_fallback(cls, [t._array for t in inputs], attrs, exc)
+            out = _forward_failed(cls, inputs, attrs, exc)
         result = _make(out)
         if _state.enabled:
             for t in inputs:
                 if t._requires_grad:
                     _record(cls, result, inputs, attrs)
                     break
+            else:
+                if _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
+                    _diagnostics.pass_mark(result, inputs)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
         return result
@@ -116,9 +120,7 @@ class Primitive:
         try:
             out = cls.forward(xp, *[t._array for t in inputs], **attrs)
         except Exception as exc:  # NOTE: NumPy may wrap a VmapFallback (raised in __float__)
-            if _vmap_fallback is None:
-                raise
-            out = _vmap_fallback(cls, [t._array for t in inputs], attrs, exc)
+            out = _forward_failed(cls, inputs, attrs, exc)
         if recording:
             read_at = [t._vc[0] for t in inputs]
         target._write(out, cls.__name__.lower())
@@ -131,6 +133,19 @@ class Primitive:
                     saved._version = read_at[i]
             target._rebase_history()
         return target
+
+
+def _forward_failed(cls, inputs, attrs, exc):
+    """A forward raised: retry it under vmap (NOTE [Batched arrays] in func/_batched_array.py), or
+    explain NumPy's error (NOTE [Forward errors] in ops/_forward_errors.py)."""
+    arrays = [t._array for t in inputs]
+    if _vmap_fallback is not None:
+        try:
+            return _vmap_fallback(cls, arrays, attrs, exc)
+        except Exception as again:
+            if again is not exc:
+                raise
+    raise _forward_errors.explain(cls, arrays, attrs, exc) from None
 
 
 def _record(cls, result, inputs, attrs):
@@ -154,6 +169,12 @@ def _record(cls, result, inputs, attrs):
     node = cls.node_cls(tuple(edges), saved, attrs, tuple(meta))
     if _Hooks.record_source:
         node.source = _user_frame()
+        if _Anomaly.enabled and _Anomaly.check_nan:
+            from ..autograd.anomaly import check_forward
+
+            check_forward(node, result, inputs, attrs)
+    if _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
+        _diagnostics.note_constant_inputs(node, inputs)
     result._requires_grad = True
     result.grad_fn = node
     result._output_nr = 0

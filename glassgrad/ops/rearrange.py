@@ -142,6 +142,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     counts = repeats._array if is_tensor(repeats) else np.asarray(repeats)
     if counts.ndim > 1:
         raise RuntimeError("repeat_interleave: repeats must be 0-dim or 1-dim tensor")
+    if counts.dtype.kind not in "iu":
+        raise NotImplementedError(
+            f'"repeat_interleave_cpu" not implemented for \'{counts.dtype}\'\n'
+            "glassgrad: repeats must be an integer tensor or int; convert it with .long()."
+        )
     if counts.size == 1:
         counts = counts.reshape(())
     elif counts.shape[0] != size:
@@ -160,6 +165,8 @@ def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None):
     (``torch.diff``); bool input uses ``!=``."""
     from .joins import cat
 
+    if input._array.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
     d = wrap_dim(dim, input._array.ndim, "diff")
     parts = [p for p in (prepend, input, append) if p is not None]
     x = cat(parts, d) if len(parts) > 1 else input

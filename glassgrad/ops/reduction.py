@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..amp.autocast import autocast_arg
+from ..amp.autocast import state as _autocast
 from . import primitive
 from ._names import scalar_type
 from ._util import cast, wrap_dim, wrap_dims
@@ -125,20 +127,24 @@ class Amax(Primitive):
     saves = ("x", "result")
 
     @staticmethod
-    def forward(xp, x, *, dims, keepdim):
+    def forward(xp, x, *, dims, keepdim, evenly=False):
         return xp.max(x, axis=dims, keepdims=keepdim)
 
     @staticmethod
-    def backward(grad, x, result, *, dims, keepdim):
-        # NOTE: ties share the gradient equally, as PyTorch's amax and max() do
-        mask = (x == keep_dims(result, dims, keepdim, x.shape)).to(grad.dtype)
+    def backward(grad, x, result, *, dims, keepdim, evenly=False):
+        # NOTE: ties share the gradient equally, as PyTorch's amax and max() do; max() (evenly)
+        # also shares it among NaNs when the result is NaN (PyTorch's evenly_distribute_backward)
+        r = keep_dims(result, dims, keepdim, x.shape)
+        mask = (x == r).to(grad.dtype)
+        if evenly:
+            mask = mask + (x.isnan() & r.isnan()).to(grad.dtype)
         count = Sum.apply(mask, dims=dims, keepdim=True, shape=x.shape)
         return (keep_dims(grad, dims, keepdim, x.shape) * mask / count,)
 
 
 class Amin(Amax):
     @staticmethod
-    def forward(xp, x, *, dims, keepdim):
+    def forward(xp, x, *, dims, keepdim, evenly=False):
         return xp.min(x, axis=dims, keepdims=keepdim)
 
 
@@ -255,6 +261,8 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None):
     """Sum over ``dim`` (all when None) (``torch.sum``); integers and bools sum as int64.
 
     Example: ``glassgrad.ones(2, 3).sum(1)`` is ``tensor([3., 3.])``."""
+    if _autocast.on and dtype is None:
+        input = autocast_arg("sum", input)
     x = _float_or_default(input, dtype)
     dims = reduce_dims(dim, x._array.ndim, "sum")
     prim = Sum if dim is None else SumDim
@@ -283,6 +291,8 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None):
 
 def prod(input, dim=None, keepdim: bool = False, *, dtype=None):
     """Product over one ``dim`` or all elements (``torch.prod``); exact gradients with zeros."""
+    if _autocast.on and dtype is None:
+        input = autocast_arg("prod", input)
     x = _float_or_default(input, dtype)
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError(
@@ -348,6 +358,8 @@ any = _logical(np.any, "any")
 
 def logsumexp(input, dim, keepdim: bool = False):
     """``log(sum(exp(x)))`` over ``dim``, computed stably (``torch.logsumexp``)."""
+    if _autocast.on:
+        input = autocast_arg("logsumexp", input)
     x = input if input.is_floating_point() else cast(input, dtypes.get_default_dtype().np)
     dims = reduce_dims(dim, x._array.ndim, "logsumexp")
     return LogSumExp.apply(x, dims=dims, keepdim=keepdim)
@@ -417,6 +429,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """Vector p-norm over ``dim`` (all elements when None); p = 1, 2, inf, -inf, 'fro', 0 or any
     number (``torch.norm``). Gradients at 0 are 0, as in PyTorch; 'nuc' is not supported."""
+    if _autocast.on and dtype is None:
+        input = autocast_arg("norm", input)
     from .elementwise import abs as abs_
     from .elementwise import sign
 

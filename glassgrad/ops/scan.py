@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..amp.autocast import autocast_arg
+from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import _state
 from ._util import cast, wrap_dim
 from .primitive import Primitive
@@ -92,6 +94,8 @@ def _int_to_long(x, dtype):
 
 def _scan(prim, name):
     def fn(input, dim: int, *, dtype=None):
+        if _autocast.on and dtype is None:
+            input = autocast_arg(name, input)
         x = _int_to_long(input, dtype)
         d = wrap_dim(dim, x._array.ndim, name)
         if x._array.ndim == 0:

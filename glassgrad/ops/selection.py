@@ -43,29 +43,36 @@ def max(input, dim=None, keepdim: bool = False):
     """``max(x)``: the overall maximum (ties share the gradient); ``max(x, dim)``: the namedtuple
     ``(values, indices)`` along ``dim``; ``max(x, other)``: elementwise ``maximum`` (``torch.max``).
     RuntimeError for an empty input without dim."""
-    from .reduction import amax
-
     if is_tensor(dim):
         from .elementwise import maximum
 
         return maximum(input, dim)
     if dim is None:
-        return amax(input, (), False) if input._array.size else _empty_error(input, "max")
+        return _overall(input, "max")
     return _along(input, dim, keepdim, np.argmax, "max", MaxMin)
 
 
 def min(input, dim=None, keepdim: bool = False):
     """Counterpart of ``max`` (``torch.min``): overall, ``(values, indices)`` along ``dim``, or
     elementwise ``minimum`` with a Tensor."""
-    from .reduction import amin
-
     if is_tensor(dim):
         from .elementwise import minimum
 
         return minimum(input, dim)
     if dim is None:
-        return amin(input, (), False) if input._array.size else _empty_error(input, "min")
+        return _overall(input, "min")
     return _along(input, dim, keepdim, np.argmin, "min", _MinResult)
+
+
+def _overall(input, op):
+    """``max()``/``min()`` of all elements: amax/amin whose gradient NaNs share (see Amax)."""
+    from .reduction import Amax, Amin, reduce_dims
+
+    if not input._array.size:
+        _empty_error(input, op)
+    cls = Amax if op == "max" else Amin
+    return cls.apply(input, dims=reduce_dims(None, input._array.ndim, op), keepdim=False,
+                     evenly=True)
 
 
 def _empty_error(input, op):

@@ -229,6 +229,9 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
 
 def unflatten(input, dim: int, sizes):
     """Split dim ``dim`` into ``sizes`` (one may be -1) (``torch.unflatten``)."""
+    if input._array.ndim == 0:
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as "
+                           f"{dim} but tensor has no dimensions")
     d = wrap_dim(dim, input._array.ndim, "unflatten")
     shp = input._array.shape
     sizes = tuple(sizes)
@@ -385,6 +388,8 @@ moveaxis = movedim
 
 def narrow(input, dim: int, start: int, length: int):
     """``length`` elements of ``dim`` from ``start`` (``torch.narrow``): a view."""
+    if input._array.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input._array.ndim, "narrow")
     if is_tensor(start):
         start = int(start.item())

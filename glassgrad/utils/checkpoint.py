@@ -92,7 +92,6 @@ class _Frame:
                     "function must run the same ops each time it is called."
                 )
             captured.append(t.detach() if t._requires_grad else t)
-            return None
 
         def unpack(_):
             raise RuntimeError("glassgrad: a tensor saved during checkpoint recomputation was used")

@@ -55,7 +55,9 @@ def _safe_softmax(scores):
     shift = scores._array.max(-1, keepdims=True) if scores._array.size else 0.0
     if isinstance(shift, np.ndarray):
         shift = np.where(np.isfinite(shift), shift, 0).astype(scores._array.dtype)
-    e = exp(scores - Tensor._make(np.asarray(shift, dtype=scores._array.dtype)))
+    if not isinstance(shift, np.ndarray):  # NOTE: no np.asarray on arrays (vmap's batched ones)
+        shift = np.asarray(shift, dtype=scores._array.dtype)
+    e = exp(scores - Tensor._make(shift))
     total = e.sum(-1, keepdim=True)
     return e / where(total._array == 0, 1.0, total)
 
