@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, digits_arrays, load_backend, out_dir, write_json  # noqa: E402
+from _common import Timer, add_backend_arg, digits_arrays, load_backend, out_dir, write_json
 
 
 def build_classifier(torch):
@@ -29,7 +29,7 @@ def build_classifier(torch):
     )
 
 
-def train_classifier(torch, epochs: int = 15, batch_size: int = 64, lr: float = 1e-3,
+def train_classifier(torch, epochs: int = 30, batch_size: int = 64, lr: float = 1e-3,
                      seed: int = 0, progress: bool = True):
     """Train on the digits train split; returns (model in eval mode, test accuracy)."""
     torch.manual_seed(seed)
@@ -62,10 +62,16 @@ def train_classifier(torch, epochs: int = 15, batch_size: int = 64, lr: float = 
 
 
 def load_or_train(torch, path: str, progress: bool = True):
-    """The classifier saved at ``path`` (glassgrad checkpoint), trained first if missing."""
+    """The classifier saved at ``path`` (glassgrad checkpoint), trained first if missing. On the
+    torch backend the same checkpoint is read through NumPy, so both backends share one judge."""
     model = build_classifier(torch)
-    if os.path.exists(path) and torch.__name__ == "glassgrad":
-        model.load_state_dict(torch.load(path))
+    if os.path.exists(path):
+        import glassgrad
+
+        state = glassgrad.load(path)
+        if torch.__name__ != "glassgrad":
+            state = {k: torch.from_numpy(v.numpy().copy()) for k, v in state.items()}
+        model.load_state_dict(state)
         model.eval()
         return model
     model, accuracy = train_classifier(torch, progress=progress)
@@ -80,7 +86,8 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     add_backend_arg(parser)
-    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--epochs", type=int, default=30,
+                        help="15 reach ~97%% (seed-dependent); 30 reach 98-98.6%%")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=0)

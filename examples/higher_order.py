@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, load_backend, out_dir, write_json  # noqa: E402
+from _common import Timer, add_backend_arg, load_backend, out_dir, write_json
 
 
 def count_nodes(tensor) -> int:
@@ -116,9 +116,11 @@ def parameter_hessian(torch, net, x, y, progress: bool = False):
         from tqdm import tqdm
 
         rows = tqdm(rows, desc="Hessian rows", unit="row", leave=False)
-    hess = []
+    hess, unit = [], torch.eye(g.numel(), dtype=g.dtype)
     for i in rows:
-        row = torch.autograd.grad(g[i], params, retain_graph=True)
+        # row i = e_i^T H: a vector-Jacobian product of the gradient; the graph of g is kept for
+        # the next row (retain_graph) and freed by the last one
+        row = torch.autograd.grad(g, params, grad_outputs=unit[i], retain_graph=i < g.numel() - 1)
         hess.append(torch.cat([r.reshape(-1) for r in row]))
     return torch.stack(hess)
 

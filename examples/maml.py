@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, load_backend, out_dir, write_json  # noqa: E402
+from _common import Timer, add_backend_arg, load_backend, out_dir, write_json
 
 MODES = ("article", "second-order", "first-order")
 
@@ -70,7 +70,7 @@ def maml_inner_loop(torch, model, task, inner_lr, inner_steps):
         loss = compute_loss(torch, cloned_model, x, y)
         # NOTE: each step builds a fresh graph, so retain_graph is not needed here; the article
         # keeps it, and it only holds this step's graph until the next step replaces `loss`.
-        loss.backward(retain_graph=True if step < inner_steps - 1 else False)
+        loss.backward(retain_graph=True if step < inner_steps - 1 else False)  # noqa: SIM210
         with torch.no_grad():  # the manual SGD update (optimizer.step() is not called)
             for param in cloned_model.parameters():
                 if param.grad is not None:
@@ -104,6 +104,8 @@ def adapt(torch, model, params, x, y, inner_lr, steps, create_graph):
     for _ in range(steps):
         loss = torch.nn.functional.mse_loss(torch.func.functional_call(model, params, (x,)), y)
         grads = torch.autograd.grad(loss, list(params.values()), create_graph=create_graph)
+        if not create_graph:  # first order: the inner gradient is a constant, and we say so
+            grads = [g.detach() for g in grads]
         params = {name: p - inner_lr * g for (name, p), g in zip(params.items(), grads)}
     return params
 
@@ -174,7 +176,7 @@ def save_picture(curves, example, path: str) -> None:
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for name, curve in curves.items():
-        style = dict(ls="--", marker="s", ms=6, mfc="none") if name == "article" else {}
+        style = {"ls": "--", "marker": "s", "ms": 6, "mfc": "none"} if name == "article" else {}
         left.plot(range(len(curve)), curve, **({"marker": "o", "ms": 3} | style),
                   label="article (= first-order)" if name == "article" else name)
     left.set_yscale("log")

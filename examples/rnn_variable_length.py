@@ -28,12 +28,14 @@ import copy
 import io
 import os
 import sys
+import textwrap
+import warnings
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, load_backend, out_dir, write_json  # noqa: E402
+from _common import Timer, add_backend_arg, load_backend, out_dir, write_json
 
 
 def zen_text() -> str:
@@ -76,8 +78,8 @@ def build_model(torch, vocab: int, embed: int = 32, hidden: int = 128):
                 outputs.append(state[0])
             return self.head(torch.stack(outputs)), state
 
-        def initial_state(self, batch: int, dtype=None):
-            zeros = torch.zeros(batch, self.hidden_size, dtype=dtype)
+        def initial_state(self, batch: int):
+            zeros = torch.zeros(batch, self.hidden_size, dtype=self.head.weight.dtype)
             return zeros, zeros.clone()
 
     return CharLSTM()
@@ -87,7 +89,7 @@ def chunk_lengths(rng, total: int, bptt: int) -> list[int]:
     """Random chunk lengths (mean ``bptt``, spread bptt / 4, at least 4) covering ``total`` steps."""
     lengths = []
     while total > 0:
-        n = min(total, max(4, int(round(rng.normal(bptt, bptt / 4)))))
+        n = min(total, max(4, round(rng.normal(bptt, bptt / 4))))
         lengths.append(n)
         total -= n
     return lengths
@@ -186,6 +188,15 @@ def generate(torch, model, encode, decode, prompt: str, length: int, temperature
             out.append(nxt)
             logits, state = model(torch.tensor([[nxt]]), state)
     return prompt + decode(out)
+
+
+def _print_error(message: str) -> None:
+    """PyTorch's first sentence, then glassgrad's explanation (if any), indented and wrapped."""
+    lines = message.splitlines()
+    head = lines[0].split(". ")[0].split(": [")[0]
+    print(f"      RuntimeError: {head}.")
+    for line in lines[1:2]:
+        print(textwrap.fill(line, 96, initial_indent="      ", subsequent_indent="      "))
 
 
 def save_picture(losses, growth, path: str) -> None:
@@ -290,17 +301,23 @@ def main(argv=None) -> dict:
     print("   sampled (temperature 0.5):\n      " + sample.replace("\n", "\n      "))
 
     print("3. carrying the hidden state without detach()")
-    report = without_detach(torch, model, data, args.bptt)
-    first = report["second_backward"].splitlines()[0]
-    print(f"   second chunk's backward -> RuntimeError: {first[:80]}...")
+    with warnings.catch_warnings(record=True) as caught:  # glassgrad's own diagnostics
+        warnings.simplefilter("always")
+        report = without_detach(torch, model, data, args.bptt)
+    print("   second chunk's backward ->")
+    _print_error(report["second_backward"])
     print("   why: the state handed to chunk 2 was computed in chunk 1, whose backward freed its\n"
           "   saved tensors; chunk 2's graph reaches back into it. Fix: state = h.detach().")
-    inplace = report["retain_graph_with_steps"].splitlines()[0]
-    print(f"   retain_graph=True instead, with optimizer steps -> {inplace[:80]}...")
-    print("   why: optimizer.step() changed, in place, weights that chunk 1's retained graph saved.")
+    print("   retain_graph=True instead, with an optimizer step after each chunk ->")
+    _print_error(report["retain_graph_with_steps"])
     growth = report["graph_nodes_per_chunk"]
     print(f"   graph nodes per chunk, retain_graph (full BPTT): {growth['retain_graph']}; "
           f"with detach: {growth['detach']}")
+    growing = [str(w.message) for w in caught if "keeps growing" in str(w.message)]
+    if growing:
+        print("   glassgrad noticed on its own (a warning at the backward line):\n      "
+              + textwrap.fill(growing[0].split(". A tensor")[0] + ".", 92,
+                              subsequent_indent="      "))
     save_picture(losses, growth, os.path.join(out, "rnn.png"))
     summary = {"backend": args.backend, "epochs": args.epochs, "chunks": len(losses),
                "seconds": round(seconds, 2), "initial_bits_per_char": losses[0] / np.log(2),

@@ -80,6 +80,10 @@ from . import utils  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import func  # noqa: E402,F401
+from . import memory  # noqa: E402,F401
+from .memory import (  # noqa: E402,F401 - glassgrad's CPU counters; torch has them under cuda
+    max_memory_allocated, memory_allocated, memory_stats, memory_summary, reset_peak_memory_stats,
+)
 from . import amp, cuda  # noqa: E402,F401
 from .amp.autocast import (  # noqa: E402,F401
     autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,

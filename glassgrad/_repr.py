@@ -31,6 +31,8 @@ def _float_formatter(arr):
 
 def tensor_repr(t) -> str:
     arr = t._array
+    if type(arr) is not np.ndarray and hasattr(arr, "tensor_repr"):
+        return arr.tensor_repr(t)  # vmap's batched arrays print as PyTorch's BatchedTensor
     d = dtypes._FROM_NP[arr.dtype]
     show = arr.astype(np.float32) if d is dtypes.bfloat16 else arr
     if d.is_floating_point:

@@ -46,6 +46,7 @@ _ST_DTYPES = {
     "BOOL": np.dtype(np.bool_),
 }
 _CHUNK = 1 << 26
+_MAX_REPEATED_VIEW = 1 << 30  # bytes a view may claim beyond its storage (stride-0 repeats)
 
 
 class _Encoder:
@@ -307,11 +308,17 @@ def _build_tensors(table, storages: dict, where: str) -> dict[str, Tensor]:
             view = entry.get("view")
             if view is not None:
                 dt = dtypes._NAMES[view["dtype"]].np
+                storage_bytes = arr.nbytes
                 arr = np.ndarray(tuple(int(s) for s in view["shape"]), dtype=dt, buffer=arr,
                                  offset=int(view["offset"]),
                                  strides=tuple(int(s) for s in view["strides"]))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise _bad(where, f"tensor {name!r} ({e!r})") from None
+        if view is not None and arr.nbytes > max(storage_bytes, _MAX_REPEATED_VIEW):
+            # NOTE: a zero-stride view of a few bytes can claim terabytes; the first op on it
+            # would then fail to allocate. glassgrad's own views never repeat that much.
+            raise _bad(where, f"tensor {name!r} is a {list(arr.shape)} view claiming "
+                              f"{arr.nbytes} bytes over a {storage_bytes}-byte storage")
         t = Tensor._make(arr)
         if entry.get("parameter"):
             if parameter_cls is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 FIGURES: dict = {
     "bad_input_cases": 0,  # (op or layer, sample, mutation) cases run on torch and glassgrad
     "bad_input_raised": 0,  # of those, cases where both libraries raised
+    "bad_input_tolerated": 0,  # cases that differ from torch in a documented, harmless way
     "property_examples": 0,  # hypothesis examples (random op compositions) checked
     "largest_graph_ops": 0,  # longest chain of recorded ops run forward, backward and freed
     "largest_graph_seconds": 0.0,

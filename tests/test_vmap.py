@@ -453,3 +453,12 @@ def test_ensembling_with_stack_module_state_matches_torch():
     ours.sum().backward()
     theirs.sum().backward()
     np.testing.assert_allclose(gp["weight"].grad.numpy(), tp["weight"].grad.numpy(), atol=1e-12)
+
+
+def test_print_inside_vmap_shows_batched_tensor_like_torch():
+    seen = []
+    g_vmap(lambda a: seen.append(repr(a * 2)) or a)(glassgrad.ones(2, 3, requires_grad=True))
+    torch.func.vmap(lambda a: seen.append(repr(a * 2)) or a)(torch.ones(2, 3, requires_grad=True))
+    ours, theirs = seen
+    assert ours.startswith("BatchedTensor(lvl=") and theirs.startswith("BatchedTensor(lvl=1")
+    assert ours.split("value=")[1] == theirs.split("value=")[1]

@@ -15,11 +15,11 @@ the rare moments there is something to say.
   through it adds ``DATA_WRITE`` to the original counter when that one is watched, so the saved
   tensor's version check fails on its slow path, which warns instead of raising (PyTorch is silent).
   ``Tensor._version`` masks the offset off.
-- ``retain_graph=True`` passed by user code: the backward becomes a ``RetainedGraph`` record (ids of
-  its nodes, saved bytes). While records live, each backward notes the records it reaches (counted;
-  a graph growing across iterations at one backward line is warned about once); a weakref callback
-  on the root nodes counts graphs dropped without being reached again (bytes kept for nothing,
-  warned about once per line).
+- ``retain_graph=True`` passed by user code (and no create_graph): the backward becomes a
+  ``RetainedGraph`` record that each node of its graph holds (``node._retained``). While records
+  live, each backward notes the records it reaches (counted; a graph growing across iterations at
+  one backward line is warned about once); a record dies with the last node of its graph, and one
+  that no later backward reached is counted as kept for nothing (warned about once per line).
 - ``autograd.grad(create_graph=False)`` results called from user code are marked; ops that record
   nothing pass the mark on; a recorded op taking a marked constant notes its node; a backward that
   reaches such a node warns once (the first-order MAML / WGAN-GP trap).
@@ -34,7 +34,7 @@ import weakref
 from numpy import ndarray
 
 from . import graph as _graph
-from .graph import AccumulateGrad, SavedTensor, _Hooks, _user_frame
+from .graph import AccumulateGrad, SavedTensor, _Hooks
 
 DATA_WRITE = 1 << 32  # added to a watched version counter by a write through ``.data``
 VERSION_MASK = DATA_WRITE - 1
@@ -55,6 +55,14 @@ class Stats:
 
 
 _warned: set = set()
+
+
+def _user_frame() -> str:
+    """file:line of the user's code running now (``graph._user_frame``, safe at shutdown)."""
+    try:
+        return _graph._user_frame()
+    except ValueError:  # a callback run from a shallow stack
+        return "<unknown>"
 
 
 def _warn_at(where: str | None, key, message: str) -> None:
@@ -111,16 +119,37 @@ def saved_arrays(node):
 def saved_bytes(nodes, exclude_leaves: bool = True) -> int:
     """Bytes of the buffers ``nodes`` saved, each buffer once; leaves' own buffers (parameters)
     excluded when asked, since the graph does not keep those alive."""
-    leaves = set()
+    leaves = []
     bufs = {}
     for n in nodes:
-        if type(n) is AccumulateGrad:
-            leaves.add(id(root_buffer(n.variable._array)))
+        saved = n._saved
+        if not saved:
+            if type(n) is AccumulateGrad:
+                leaves.append(n.variable._array)
             continue
-        for arr in saved_arrays(n):
-            root = root_buffer(arr)
-            bufs[id(root)] = root.nbytes
-    return sum(b for k, b in bufs.items() if not (exclude_leaves and k in leaves))
+        for s in saved:
+            if type(s) is SavedTensor and s._unpack_hook is None:
+                arr = s._tensor._array
+                if arr.base is not None:
+                    arr = root_buffer(arr)
+                bufs[id(arr)] = arr.nbytes
+            elif s is not None:
+                for arr in saved_arrays(_One(s)):
+                    arr = root_buffer(arr)
+                    bufs[id(arr)] = arr.nbytes
+    if exclude_leaves:
+        for arr in leaves:
+            bufs.pop(id(root_buffer(arr)), None)
+    return sum(bufs.values())
+
+
+class _One:
+    """A stand-in node holding one saved entry, for ``saved_arrays``."""
+
+    __slots__ = ("_saved",)
+
+    def __init__(self, saved) -> None:
+        self._saved = (saved,)
 
 
 def format_bytes(n: int) -> str:
@@ -160,54 +189,59 @@ def called_by_user() -> bool:
 
 # --- retained graphs ------------------------------------------------------------------------------
 class RetainedGraph:
-    """What a backward with ``retain_graph=True`` kept: its nodes (by id; they live while a root
-    does), the saved bytes, and whether a later backward went through it."""
+    """What a backward with ``retain_graph=True`` kept: every node of its graph holds it in
+    ``node._retained``, so it dies with the last of them (``__del__`` then reports a graph that no
+    later backward went through), with the saved bytes and how often a later backward reached it."""
 
-    __slots__ = ("where", "ids", "nbytes", "roots_left", "reached")
+    __slots__ = ("__weakref__", "nbytes", "reached", "where")
 
-    def __init__(self, where: str, ids: set, nbytes: int, roots: int) -> None:
+    def __init__(self, where: str, nbytes: int) -> None:
         self.where = where
-        self.ids = ids
         self.nbytes = nbytes
-        self.roots_left = roots
         self.reached = 0
 
+    def __del__(self) -> None:
+        try:
+            _graph_dropped(self)
+        except Exception:  # noqa: BLE001 - interpreter shutdown: modules half torn down
+            pass
 
-_records: dict = {}  # id(weakref to a root node) -> (weakref, RetainedGraph)
+
+_retained: dict = {}  # id(RetainedGraph) -> weakref to it, while any node of its graph lives
 _growth: dict = {}  # backward line -> nodes of earlier retained graphs its last backward reached
 
 
-def before_run(seen: set, roots: list, user_retain: bool) -> None:
+def before_run(seen: set, user_retain: bool) -> None:
     """Engine hook, called after the graph walk when diagnostics are active or the user passed
     ``retain_graph=True``: count retained graphs reached again, warn on growth and on autograd.grad
     constants, then record this backward's graph if it retains."""
     where = _user_frame()
-    ids = {id(n) for n in seen if type(n) is not AccumulateGrad}
-    if _records:
-        _note_reached(seen, ids, where)
+    if _retained:
+        _note_reached(seen, where)
     if _const_nodes:
         _check_constants(seen)
     if user_retain:
-        _record_retained(seen, ids, roots, where)
+        _record_retained(seen, where)
 
 
-def _note_reached(seen, ids, where) -> None:
+def _note_reached(seen, where) -> None:
+    reached: dict = {}
+    for n in seen:
+        rec = getattr(n, "_retained", None)
+        if rec is not None:
+            reached[rec] = reached.get(rec, 0) + 1
     old_same_line = 0
-    counted = set()
-    for ref, rec in list(_records.values()):
-        if id(rec) in counted or rec.ids.isdisjoint(ids):
-            continue
-        counted.add(id(rec))
+    for rec, count in reached.items():
         rec.reached += 1
         Stats.reached_again += 1
         if rec.where == where:
-            old_same_line = max(old_same_line, len(rec.ids & ids))
+            old_same_line += count
     last = _growth.get(where, 0)
     _growth[where] = old_same_line
     if 0 < last < old_same_line:
         Stats.growing += 1
-        older = _older_ids(where, ids)
-        held = saved_bytes([n for n in seen if type(n) is AccumulateGrad or id(n) in older])
+        held = saved_bytes([n for n in seen if type(n) is AccumulateGrad or (
+            getattr(n, "_retained", None) is not None and n._retained.where == where)])
         _warn_at(where, ("growing", where), (
             f"glassgrad: the backward at {where} (retain_graph=True) runs through a graph that "
             f"keeps growing across iterations: this call went through {old_same_line} nodes made "
@@ -219,37 +253,29 @@ def _note_reached(seen, ids, where) -> None:
         ))
 
 
-def _older_ids(where, ids) -> set:
-    older = set()
-    for _, rec in _records.values():
-        if rec.where == where:
-            older |= rec.ids & ids
-    return older
-
-
-def _record_retained(seen, ids, roots, where) -> None:
-    roots = [n for n in dict.fromkeys(roots) if n is not None and type(n) is not AccumulateGrad]
-    if not roots:
-        return
+def _record_retained(seen, where) -> None:
     Stats.retained += 1
-    rec = RetainedGraph(where, ids, saved_bytes(seen), len(roots))
-    for n in roots:
-        ref = weakref.ref(n, _root_dropped)
-        _records[id(ref)] = (ref, rec)
-    _Hooks.diagnose_backward += len(roots)
+    nbytes = saved_bytes(seen)
+    if not nbytes:
+        return  # nothing saved, nothing kept
+    rec = RetainedGraph(where, nbytes)
+    for n in seen:
+        if type(n) is not AccumulateGrad:
+            n._retained = rec
+    _retained[id(rec)] = weakref.ref(rec)
+    _Hooks.diagnose_backward += 1
 
 
-def _root_dropped(ref) -> None:
-    entry = _records.pop(id(ref), None)
-    if entry is None:
+def _graph_dropped(rec) -> None:
+    if _retained.pop(id(rec), None) is None:
         return
     _Hooks.diagnose_backward -= 1
-    rec = entry[1]
-    rec.roots_left -= 1
-    if rec.roots_left or rec.reached:
+    if rec.reached:
         return
     Stats.dropped_unused += 1
     Stats.dropped_unused_bytes += rec.nbytes
+    if _user_frame() == rec.where:
+        return  # a temporary graph (loss(...).backward(retain_graph=True)) died at once
     _warn_at(rec.where, ("unused", rec.where), (
         f"glassgrad: backward at {rec.where} passed retain_graph=True, but no later backward went "
         f"through that graph before it was dropped: {format_bytes(rec.nbytes)} of saved tensors "
@@ -261,10 +287,8 @@ def _root_dropped(ref) -> None:
 
 def live_retained() -> list:
     """(line, saved bytes, times reached again) of each retained graph still alive."""
-    seen = {}
-    for _, rec in _records.values():
-        seen[id(rec)] = (rec.where, rec.nbytes, rec.reached)
-    return list(seen.values())
+    recs = [ref() for ref in _retained.values()]
+    return [(rec.where, rec.nbytes, rec.reached) for rec in recs if rec is not None]
 
 
 # --- gradients used as constants ------------------------------------------------------------------
@@ -427,11 +451,12 @@ def inplace_explanation(t, saved_version: int, node, is_output: bool) -> str:
     if not is_output and creator is None:
         made = "a leaf tensor (a parameter?)" if t._requires_grad else "a tensor with no history"
     text = (f"glassgrad: {node.name()}" + (f" (created at {node.source})" if node.source else "")
-            + f" saved {what}: {_describe(t)}" + (f" {names}" if names else "") + f", {made}. ")
+            + f" saved {what}: {_describe(t)}{names}, {made}. ")
     writes = _writes_since(t._vc, saved_version)
     if writes:
         text += "It was then changed in place by " + "; ".join(
-            f"{op} at {where} (version {v & VERSION_MASK})" for v, op, where in writes[:3]) + ". "
+            f"{op} at {where} (now version {v & VERSION_MASK})" for v, op, where in writes[:3])
+        text += ". "
     else:
         step = _optimizer_of(t)
         count = (t._vc[0] - saved_version) & VERSION_MASK

@@ -96,7 +96,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     seeds = _seeds(tensors, grad_tensors, "backward")
-    user_retain = retain_graph is True and _diag.called_by_user()  # NOTE [Diagnostics]
+    # NOTE: with create_graph=True, retain_graph=True is the default; passing it changes nothing,
+    # so the "remove retain_graph=True" advice would be wrong (the article's WGAN-GP penalty)
+    user_retain = retain_graph is True and not create_graph and _diag.called_by_user()
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
@@ -147,7 +149,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 f"glassgrad: input of shape {list(t.shape)} has requires_grad=False; call "
                 ".requires_grad_() on it before the forward."
             )
-    user_retain = retain_graph is True and _diag.called_by_user()  # NOTE [Diagnostics]
+    # NOTE: with create_graph=True, retain_graph=True is the default; passing it changes nothing,
+    # so the "remove retain_graph=True" advice would be wrong (the article's WGAN-GP penalty)
+    user_retain = retain_graph is True and not create_graph and _diag.called_by_user()
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
@@ -212,7 +216,7 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
 
         check_graph(roots, seen)
     if _Hooks.diagnose_backward or user_retain:
-        _diag.before_run(seen, [e[0] for e in root_edges], user_retain)
+        _diag.before_run(seen, user_retain)
     # NOTE [Freeing]: nodes remember which backward freed them, for the second-backward error
     release = None if retain_graph else _diag.backward_call()
 

@@ -89,6 +89,7 @@ class Node:
         "_post_hooks",
         "_pre_hooks",
         "_retain",
+        "_retained",
         "_saved",
         "_seq",
         "_tensor_hooks",
@@ -110,6 +111,7 @@ class Node:
         self._tensor_hooks = None
         self._retain = None
         self._metadata = None
+        self._retained = None  # NOTE [Diagnostics]: the retain_graph=True backward that kept it
         self.source = None
 
     def name(self) -> str:

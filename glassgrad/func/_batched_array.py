@@ -137,6 +137,13 @@ class BatchedArray(NDArrayOperatorsMixin):
     def __repr__(self) -> str:
         return f"BatchedArray(lvl={self.level}, bdim=0, value={self.phys!r})"
 
+    def tensor_repr(self, t) -> str:
+        """``repr`` of the Tensor ``t`` holding this array, in PyTorch's BatchedTensor format."""
+        inner = type(t)._make(self.phys)
+        inner.grad_fn, inner._requires_grad = t.grad_fn, t._requires_grad
+        body = repr(inner).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={self.level}, bdim=0, value=\n    {body}\n)"
+
     # --- conversions that would need one value for the whole batch --------------------------
     def __array__(self, dtype=None, copy=None):
         raise VmapFallback(

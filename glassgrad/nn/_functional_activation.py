@@ -15,6 +15,7 @@ from ..functional import log_softmax, softmax, softmin
 from ..ops.activation import Softplus
 from ..ops.elementwise import clamp, erf, expm1, sigmoid, tanh, where
 from ..ops.elementwise import relu as _relu
+from ..ops._util import is_tensor
 from ..ops.shape import chunk
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -140,6 +141,9 @@ def prelu(input, weight):
     (``torch.nn.functional.prelu``)."""
     if _autocast.on:
         input, weight = autocast_args("prelu", input, weight)
+    if not is_tensor(input):
+        raise TypeError(f"prelu(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     w = weight
     if weight.numel() != 1:
         if input.ndim < 2 and input.ndim != 1:

@@ -117,6 +117,11 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, nd, op, t
             )
         out_channels = shape[1] * groups
     else:
+        if shape[0] < groups:
+            raise RuntimeError(
+                f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+                f"but got weight of size {shape} instead"
+            )
         if shape[0] % groups:
             raise RuntimeError(
                 f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "

@@ -11,6 +11,7 @@ from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
 from ..ops.elementwise import rsqrt, where
+from ..ops._util import is_tensor
 from ..ops.linalg import matmul
 from ..ops.reduction import mean, norm
 from ..ops.shape import cat, narrow
@@ -31,6 +32,9 @@ def bilinear(input1, input2, weight, bias=None):
     if _autocast.on:
         input1, input2, weight, bias = autocast_args("bilinear", input1, input2, weight, bias)
     out_f, in1, in2 = weight.shape
+    if input1.ndim != input2.ndim or not input1.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
     if input1.shape[-1] != in1 or input2.shape[-1] != in2:
         raise RuntimeError(
             f"bilinear(): input sizes do not match weight: input1 {list(input1.shape)}, input2 "
@@ -125,7 +129,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return input * scale.reshape(shape) + shift.reshape(shape)
     dims = (0,) + tuple(range(2, ndim))
     n = input.numel() // c if c else 0
-    if n <= 1:
+    if n == 1:  # NOTE: an empty batch is allowed, as in PyTorch
         raise ValueError(
             f"Expected more than 1 value per channel when training, got input size {input.shape}"
         )
@@ -155,6 +159,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     (``torch.nn.functional.layer_norm``). RuntimeError when the trailing shape differs."""
     if _autocast.on:
         input, weight, bias = autocast_args("layer_norm", input, weight, bias)
+    if not is_tensor(input):
+        raise TypeError(f"layer_norm(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)

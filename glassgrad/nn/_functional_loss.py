@@ -14,6 +14,7 @@ from .. import dtypes
 from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax
+from ..ops._util import is_tensor
 from ..ops.activation import Softplus
 from ..ops.elementwise import log, where
 from ..ops.loss import BinaryCrossEntropy
@@ -110,17 +111,21 @@ def _class_shape(weight, ndim: int):
     return weight.reshape((1, -1) + (1,) * (ndim - 2)) if ndim >= 2 else weight
 
 
+def _check_batch(input, target) -> None:
+    n = target.shape[0] if target.ndim else 0
+    if input.ndim >= 2 and input.shape[0] != n:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({n})."
+        )
+
+
 def _check_target(input, target) -> None:
     if target._array.dtype.kind not in "iu":
         raise RuntimeError(
             f"expected scalar type Long but found {dtypes.type_name(target.dtype)[6:-6]}\n"
             "glassgrad: class-index targets must be integer tensors (target.long())."
         )
-    if input.ndim >= 2 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0]})."
-        )
+    _check_batch(input, target)
     expected = (input.shape[0],) + tuple(input.shape[2:]) if input.ndim >= 2 else ()
     if tuple(target.shape) != expected:
         raise RuntimeError(
@@ -137,6 +142,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     if _autocast.on:
         input, target, weight = autocast_args("nll_loss", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
+    if not is_tensor(input):
+        raise TypeError(f"nll_loss(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f'"nll_loss_out_frame" not implemented for \'{dtypes.type_name(input.dtype)[6:-6]}\'')
     _check_target(input, target)
     t = target._array
     c = input.shape[1] if input.ndim >= 2 else input.shape[0]
@@ -172,10 +185,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         raise RuntimeError(
             f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
         )
+    if input.ndim == 0:  # NOTE: PyTorch looks up the class dim 1 first
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+                         "\nglassgrad: cross_entropy takes logits (N, C, *) or (C,).")
     class_dim = 1 if input.ndim >= 2 else 0
     c = input.shape[class_dim]
     logp = log_softmax(input, class_dim)
     if target.is_floating_point():
+        _check_batch(input, target)
         if target.shape != input.shape:
             raise RuntimeError(
                 f"Expected target size {list(input.shape)}, got {list(target.shape)}"
@@ -224,6 +241,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     x = input._array
     if x.size and (np.any(x < 0) or np.any(x > 1) or np.isnan(x).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    t = target._array
+    if t.size and not ((t >= 0) & (t <= 1)).all():  # NOTE: a NaN target fails this too
+        raise RuntimeError("all elements of target should be between 0 and 1")
     if target.dtype != input.dtype:
         target = target.to(input.dtype)
     loss = BinaryCrossEntropy.apply(input, target)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -74,8 +75,8 @@ def explain(cls, arrays, attrs, exc) -> BaseException:
         msg = broadcast_message([tuple(a.shape) for a in arrays + array_attrs])
         if msg is not None:
             return RuntimeError(f"{msg}\n{what}; these shapes do not broadcast together.")
-    # NOTE: NumPy's "index 5 is out of bounds for axis 0" stays an IndexError, as PyTorch's;
-    # anything else ("tuple index out of range" from a shape that is too short) is a RuntimeError
-    kind = IndexError if isinstance(exc, IndexError) and "out of bounds" in str(exc) else \
-        RuntimeError
+    # NOTE: NumPy's IndexErrors ("index 5 is out of bounds", "too many indices") stay IndexErrors,
+    # as in PyTorch; Python's "tuple index out of range" (a shape too short) is a RuntimeError
+    generic = re.search(r"(tuple|list) (assignment )?index out of range", str(exc))
+    kind = IndexError if isinstance(exc, IndexError) and not generic else RuntimeError
     return kind(f"{cls.__name__}: {exc}\n{what}, which NumPy refused.")

@@ -424,17 +424,23 @@ def round(input, *, decimals: int = 0):  # noqa: A001 - torch.round
 
 def add(input, other, *, alpha=1):
     """``input + alpha * other`` with broadcasting and type promotion (``torch.add``)."""
-    if alpha != 1:
-        other = other * alpha if isinstance(other, (int, float, np.number)) else mul(other, alpha)
     a, b = promote(input, other, "add")
+    if alpha != 1:  # NOTE: after promotion, so alpha does not change the result dtype
+        if isinstance(alpha, float) and a._array.dtype.kind in "biu":
+            raise RuntimeError(
+                "For integral input tensors, argument alpha must not be a floating point number.")
+        b = mul(b, alpha)
     return Add.apply(a, b)
 
 
 def sub(input, other, *, alpha=1):
     """``input - alpha * other`` (``torch.sub``)."""
-    if alpha != 1:
-        other = other * alpha if isinstance(other, (int, float, np.number)) else mul(other, alpha)
     a, b = promote(input, other, "sub")
+    if alpha != 1:  # NOTE: after promotion, so alpha does not change the result dtype
+        if isinstance(alpha, float) and a._array.dtype.kind in "biu":
+            raise RuntimeError(
+                "For integral input tensors, argument alpha must not be a floating point number.")
+        b = mul(b, alpha)
     if a._array.dtype == np.bool_:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
+from ._forward_errors import broadcast_shapes
 from ._names import scalar_type
 from ._util import is_tensor, wrap_dim
 from .indexing import IndexBackward, IndexPut, _value_tensor, getitem
@@ -101,7 +102,7 @@ def _check_scatter_index(x, d, idx, op, src=None):
                 f"Size does not match at dimension {k} expected index {list(idx.shape)} to be "
                 f"smaller than self {list(x.shape)} apart from dimension {d}"
             )
-        if src is not None and s > src._array.shape[k]:
+        if src is not None and s > (src._array.shape[k] if src._array.ndim else 1):
             raise RuntimeError(
                 f"Size does not match at dimension {k} expected index {list(idx.shape)} to be "
                 f"smaller than src {list(src.shape)}"
@@ -133,16 +134,16 @@ def take_along_dim(input, indices, dim=None):
 
     if dim is None:
         return gather(reshape(input, -1), 0, reshape(indices, -1))
-    d = wrap_dim(dim, input._array.ndim, "take_along_dim")
     if input._array.ndim != indices._array.ndim:
         raise RuntimeError(
             "torch.take_along_dim(): input and indices should have the same number of "
             f"dimensions, but got {input._array.ndim} dimensions for input, and "
             f"{indices._array.ndim} dimensions for indices"
         )
+    d = wrap_dim(dim, input._array.ndim, "take_along_dim")
     xs, ks = list(input._array.shape), list(indices._array.shape)
     xs[d] = ks[d] = 1
-    common = list(np.broadcast_shapes(tuple(xs), tuple(ks)))
+    common = list(broadcast_shapes("take_along_dim", tuple(xs), tuple(ks)))
     x_shape, k_shape = list(common), list(common)
     x_shape[d], k_shape[d] = input._array.shape[d], indices._array.shape[d]
     x = expand(input, tuple(x_shape)) if tuple(x_shape) != input._array.shape else input
@@ -194,10 +195,16 @@ def index_select(input, dim: int, index):
     d = wrap_dim(dim, input._array.ndim, "index_select")
     idx = _vector_index(index, "index_select")
     size = input._array.shape[d] if input._array.ndim else 1
+    if input._array.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
+    if idx.size and not size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.max() >= size or idx.min() < 0):
-        raise IndexError(
-            f"index out of range in self\nglassgrad: index_select of dim {d} (size {size}) with "
-            f"index {int(idx.max() if idx.max() >= size else idx.min())}; indices must be in "
+        bad = int(idx.max() if idx.max() >= size else idx.min())
+        raise RuntimeError(
+            f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}\nglassgrad: "
+            f"index_select of dim {d} (size {size}) with index {bad}; indices must be in "
             f"[0, {size})."
         )
     return getitem(input, (slice(None),) * d + (idx,))
@@ -206,6 +213,11 @@ def index_select(input, dim: int, index):
 def _index_along(input, dim, index, source, op):
     d = wrap_dim(dim, input._array.ndim, op)
     idx = _vector_index(index, op)
+    size = input._array.shape[d] if input._array.ndim else 1
+    if idx.size and (idx.max() >= size or idx.min() < -size):
+        bad = int(idx.max() if idx.max() >= size else idx.min())
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}\n"
+                         f"glassgrad: {op} into a {list(input.shape)} tensor.")
     if source is not None and is_tensor(source):
         if source._array.dtype != input._array.dtype:
             raise RuntimeError(
@@ -242,6 +254,9 @@ def index_copy(input, dim: int, index, source):
 def index_fill(input, dim: int, index, value):
     """Fill the slices at ``index`` along ``dim`` with ``value`` (number or 0-d tensor)
     (``torch.index_fill``)."""
+    if is_tensor(index) and index._array.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.\n"
+                         "glassgrad: convert the index with .long().")
     where = _index_along(input, dim, index, None, "index_fill")
     return IndexPut.apply(
         input, _value_tensor(value, input, "index_fill"), index=where, accumulate=False

@@ -317,6 +317,9 @@ def masked_scatter(input, mask, source):
     (``torch.masked_scatter``); ``mask`` broadcasts to input's shape."""
     from .shape import expand, narrow, reshape
 
+    if mask._array.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{scalar_type(mask.dtype)}")
     shape = broadcast_shapes("masked_scatter", input._array.shape, mask._array.shape)
     if input._array.shape != shape:  # NOTE: out of place, input broadcasts too (as in PyTorch)
         input = expand(input, shape)
@@ -340,6 +343,9 @@ def take(input, index):
 
     idx = index._array
     n = input._array.size
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype}\n"
+                           "glassgrad: convert the index with .long().")
     if idx.size and (idx.max() >= n or idx.min() < -n):
         bad = int(idx.max() if idx.max() >= n else idx.min())
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")

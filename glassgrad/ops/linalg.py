@@ -193,6 +193,10 @@ def mv(input, vec):
 
 def dot(input, other):
     """Inner product of two 1-D tensors of equal length and dtype (``torch.dot``)."""
+    for k, (name, v) in enumerate((("input", input), ("other", other))):
+        if not is_tensor(v):
+            raise TypeError(f"dot(): argument '{name}' (position {k + 1}) must be Tensor, not "
+                            f"{type(v).__name__}")
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
@@ -243,7 +247,16 @@ def _add_scaled(input, product, beta, alpha):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     out = product if alpha == 1 else product * alpha
-    if beta == 0:  # NOTE: PyTorch ignores input (even nan) when beta == 0
+    if beta == 0:  # NOTE: PyTorch ignores input's values (even nan) when beta == 0, not its shape
+        s, t = tuple(input._array.shape), tuple(out._array.shape)
+        bad = [k for k in range(1, min(len(s), len(t)) + 1) if s[-k] not in (1, t[-k])]
+        if bad or len(s) > len(t):
+            k = bad[0] if bad else 1
+            raise RuntimeError(
+                f"The expanded size of the tensor ({t[-k] if t else 0}) must match the existing "
+                f"size ({s[-k]}) at non-singleton dimension {len(t) - k}.  Target sizes: "
+                f"{list(t)}.  Tensor sizes: {list(s)}"
+            )
         return out
     return out + (input if beta == 1 else input * beta)
 
@@ -397,6 +410,11 @@ def cross(input, other, dim=None):
     from .rearrange import roll
     from .shape import broadcast_tensors
 
+    if is_tensor(input) and is_tensor(other) and input.ndim != other.ndim:
+        raise RuntimeError(
+            "linalg.cross: inputs must have the same number of dimensions.\n"
+            f"glassgrad: got {list(input.shape)} and {list(other.shape)}."
+        )
     a, b = promote(input, other, "cross")
     a, b = broadcast_tensors(a, b)
     if dim is None:

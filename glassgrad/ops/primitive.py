@@ -92,7 +92,7 @@ class Primitive:
         requires grad. Inputs are Tensors of one dtype (callers promote); attributes are plain."""
         try:
             out = cls.forward(xp, *[t._array for t in inputs], **attrs)
-        except Exception as exc:  # NOTE: NumPy may wrap a VmapFallback (raised in __float__)
+        except Exception as exc:  # noqa: BLE001 - NOTE: NumPy may wrap a VmapFallback
             out = _forward_failed(cls, inputs, attrs, exc)
         result = _make(out)
         if _state.enabled:
@@ -119,7 +119,7 @@ class Primitive:
                 inputs = (target._snapshot(), *others)
         try:
             out = cls.forward(xp, *[t._array for t in inputs], **attrs)
-        except Exception as exc:  # NOTE: NumPy may wrap a VmapFallback (raised in __float__)
+        except Exception as exc:  # noqa: BLE001 - NOTE: NumPy may wrap a VmapFallback
             out = _forward_failed(cls, inputs, attrs, exc)
         if recording:
             read_at = [t._vc[0] for t in inputs]

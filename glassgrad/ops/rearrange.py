@@ -34,11 +34,9 @@ class Roll(Primitive):
 
 def flip(input, dims):
     """Reverse the order of elements along ``dims`` (``torch.flip``); a copy."""
-    dims = (
-        wrap_dims(dims if isinstance(dims, (tuple, list)) else (dims,), input._array.ndim, "flip")
-        if input._array.ndim
-        else ()
-    )
+    dims = wrap_dims(dims if isinstance(dims, (tuple, list)) else (dims,), input._array.ndim,
+                     "flip")
+    dims = dims if input._array.ndim else ()
     return Flip.apply(input, dims=dims)
 
 

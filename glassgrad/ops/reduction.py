@@ -33,8 +33,11 @@ def reduce_dims(dim, ndim: int, op: str) -> tuple:
     only valid dims are 0 and -1 (PyTorch's rule)."""
     if ndim == 0:
         if dim is not None:
-            for d in (dim,) if isinstance(dim, (int, np.integer)) else dim:
+            dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+            for d in dims:
                 wrap_dim(int(d), 0, op)
+            if len(dims) > 1:
+                raise RuntimeError("dim 0 appears multiple times in the list of dims")
         return ()
     return wrap_dims(dim, ndim, op)
 
@@ -405,11 +408,29 @@ def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=Non
     return Var.apply(input, dims=dims, keepdim=keepdim, correction=correction)
 
 
-def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
-    """Standard deviation: ``sqrt(var)``; same arguments as ``var`` (``torch.std``)."""
-    from .elementwise import sqrt
+class StdFromVar(Primitive):
+    """``sqrt(var)`` whose gradient is 0 where the deviation is 0 (a constant input), as in
+    PyTorch's std, instead of the plain square root's inf * 0 = nan."""
 
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    node_name = "StdBackward0"
+    saves = ("result",)
+
+    @staticmethod
+    def forward(xp, x):
+        return xp.sqrt(x)
+
+    @staticmethod
+    def backward(grad, result):
+        from .elementwise import where
+
+        zero = result == 0
+        return (where(zero, 0.0, grad / (2 * where(zero, 1.0, result))),)
+
+
+def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    """Standard deviation: ``sqrt(var)``; same arguments as ``var`` (``torch.std``). The gradient
+    is 0 where the deviation is 0, as in PyTorch."""
+    return StdFromVar.apply(var(input, dim, unbiased, keepdim, correction=correction))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -215,6 +215,8 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
     """Merge dims ``start_dim..end_dim`` into one (``torch.flatten``); 0-d becomes (1,)."""
     nd = input._array.ndim
     if nd == 0:
+        wrap_dim(start_dim, 0, "flatten")
+        wrap_dim(end_dim, 0, "flatten")
         return reshape(input, 1)
     s = wrap_dim(start_dim, nd, "flatten")
     e = wrap_dim(end_dim, nd, "flatten")
@@ -394,6 +396,9 @@ def narrow(input, dim: int, start: int, length: int):
     if is_tensor(start):
         start = int(start.item())
     size = input._array.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
     if not (0 <= start and start + length <= size and length >= 0):

@@ -1,0 +1,212 @@
+"""Checkpoints that cannot bite: hostile and damaged files are refused quickly with a clear error
+and nothing in them runs; a save killed mid-write leaves the previous checkpoint loadable; shared
+tensors stay shared; ``load_state_dict`` names every mismatched key and shape, as torch does.
+The number of hostile files refused is recorded for the final summary."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import random
+import signal
+import struct
+import subprocess
+import sys
+import time
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import save as st_save
+
+import glassgrad
+from tests import reliability_figures as figures
+
+
+class _Payload:
+    """Unpickling this writes a marker file: proof that a loader ran the file's code."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _header(header: dict, data: bytes = b"") -> bytes:
+    raw = json.dumps(header).encode()
+    return struct.pack("<Q", len(raw)) + raw + data
+
+
+def _glassgrad_file(structure, tensors, storages=None) -> bytes:
+    """A safetensors file with glassgrad metadata written by hand (any content, however wrong)."""
+    arrays = storages if storages is not None else {"a": np.arange(4, dtype=np.float32)}
+    return st_save(arrays, metadata={"glassgrad": "1", "structure": structure,
+                                     "tensors": tensors})
+
+
+def _view(shape, strides, offset=0, dtype="float32"):
+    return json.dumps({"v": {"storage": "a", "view": {"dtype": dtype, "shape": shape,
+                                                      "offset": offset, "strides": strides}}})
+
+
+def _hostile(marker: str) -> dict:
+    """name -> bytes of a file that claims to be a checkpoint and must be refused."""
+    payload = pickle.dumps({"weight": _Payload(marker)})
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as z:  # the layout of a torch.save file
+        z.writestr("archive/data.pkl", payload)
+        z.writestr("archive/version", "3\n")
+    smuggled = pickle.dumps(_Payload(marker)).hex()
+    tensor_v = json.dumps({"tensor": "v"})
+    return {
+        "raw pickle": payload,
+        "torch.save zip with a pickle payload": zipped.getvalue(),
+        "pickle in the structure metadata": _glassgrad_file(smuggled, "{}"),
+        "pickle tag in the structure": _glassgrad_file(json.dumps({"pickle": smuggled}), "{}"),
+        "jsonpickle-style object tag": _glassgrad_file(
+            json.dumps({"py/object": "os.system", "args": ["touch " + marker]}), "{}"),
+        "code as a storage name": _glassgrad_file(
+            tensor_v, json.dumps({"v": {"storage": f"__import__('os').system('touch {marker}')"}})),
+        "unknown dtype in a view": _glassgrad_file(tensor_v, _view([2], [4], dtype="object")),
+        "view past its storage": _glassgrad_file(tensor_v, _view([100], [4])),
+        "view at a negative offset": _glassgrad_file(tensor_v, _view([1], [4], offset=-4)),
+        "zero-stride view claiming 4 TiB": _glassgrad_file(tensor_v, _view([2**20, 2**20], [0, 0])),
+        "header length of 2**62 bytes": struct.pack("<Q", 2**62) + b"{}" + b"\0" * 16,
+        "shape of 2**80 elements": _header(
+            {"a": {"dtype": "F32", "shape": [2**40, 2**40], "data_offsets": [0, 8]}}, b"\0" * 8),
+        "data offsets past the end": _header(
+            {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 2**62]}}, b"\0" * 8),
+        "shape and bytes disagree": _header(
+            {"a": {"dtype": "F64", "shape": [3], "data_offsets": [0, 8]}}, b"\0" * 8),
+        "negative dimension": _header(
+            {"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, b"\0" * 4),
+        "unsupported dtype": _header(
+            {"a": {"dtype": "C64", "shape": [1], "data_offsets": [0, 8]}}, b"\0" * 8),
+        "header not JSON": struct.pack("<Q", 6) + b"{nope}" + b"\0" * 8,
+        "header a JSON list": _header([1, 2, 3]),  # type: ignore[arg-type]
+        "future format version": st_save({"a": np.zeros(1, np.float32)},
+                                         metadata={"glassgrad": "99"}),
+        "empty file": b"",
+    }
+
+
+@pytest.mark.parametrize("name", list(_hostile("marker")))
+def test_hostile_file_is_refused_quickly_and_nothing_runs(tmp_path, name):
+    marker = str(tmp_path / "pwned")
+    path = tmp_path / "evil.ckpt"
+    path.write_bytes(_hostile(marker)[name])
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"glassgrad\.load: .*evil\.ckpt") as info:
+        glassgrad.load(path, weights_only=False)  # NOTE: even when asked to unpickle
+    assert time.perf_counter() - start < 1.0
+    assert not isinstance(info.value, MemoryError)
+    assert not os.path.exists(marker), "the file's code ran"
+    figures.add("checkpoint_cases")
+
+
+def test_truncated_checkpoints_are_refused(tmp_path):
+    sd = {"w": glassgrad.randn(64, 32), "b": glassgrad.arange(10), "step": 3}
+    glassgrad.save(sd, tmp_path / "full")
+    data = (tmp_path / "full").read_bytes()
+    header_end = 8 + int.from_bytes(data[:8], "little")
+    for cut in sorted({0, 4, 8, 9, header_end // 2, header_end - 1, header_end, header_end + 7,
+                       (header_end + len(data)) // 2, len(data) - 1}):
+        (tmp_path / "cut").write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="is not a glassgrad checkpoint"):
+            glassgrad.load(tmp_path / "cut")
+        figures.add("checkpoint_cases")
+    assert glassgrad.load(tmp_path / "full")["step"] == 3
+
+
+_WRITER = """
+import sys
+import numpy as np
+import glassgrad
+path, n = sys.argv[1], int(sys.argv[2])
+k = 0
+while True:
+    k += 1
+    glassgrad.save({"k": k, "w": glassgrad.full((n,), float(k))}, path)
+    print(k, flush=True)
+"""
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_save_killed_mid_write_leaves_the_previous_checkpoint(tmp_path, trial):
+    path = tmp_path / "ckpt"
+    n = 4_000_000  # 32 MB per save: the kill lands inside a write most of the time
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    child = subprocess.Popen([sys.executable, "-c", _WRITER, str(path), str(n)],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        first = int(child.stdout.readline())  # one save has completed
+        time.sleep(random.Random(trial).uniform(0.01, 0.3))
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    out = glassgrad.load(path)
+    k = out["k"]
+    assert k >= first
+    w = out["w"].numpy()
+    assert w.shape == (n,) and w[0] == w[-1] == k and np.all(w == k), "a torn checkpoint"
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "ckpt"]
+    assert all(p.startswith(".ckpt.") and p.endswith(".tmp") for p in leftovers), leftovers
+    glassgrad.save({"k": -1}, path)  # a partial temporary file does not block the next save
+    assert glassgrad.load(path) == {"k": -1}
+
+
+def test_tied_weights_and_views_stay_shared(tmp_path):
+    def tied(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Embedding(10, 4), lib.nn.Linear(4, 10, bias=False))
+        model[1].weight = model[0].weight  # tied input/output embeddings
+        return model
+
+    model = tied(glassgrad)
+    w = model[0].weight
+    glassgrad.save({"model": model.state_dict(), "rows": w.detach()[2:5], "t": w.detach().t()},
+                   tmp_path / "g")
+    back = glassgrad.load(tmp_path / "g")
+    sd = back["model"]
+    assert np.shares_memory(sd["0.weight"].numpy(), sd["1.weight"].numpy())
+    fresh = tied(glassgrad)
+    fresh.load_state_dict(sd)
+    assert fresh[0].weight is fresh[1].weight
+    np.testing.assert_array_equal(fresh[0].weight.detach().numpy(), w.detach().numpy())
+    with glassgrad.no_grad():
+        sd["0.weight"][3, 1] = 42.0
+    assert sd["1.weight"][3, 1].item() == back["rows"][1, 1].item() == back["t"][1, 3].item() == 42
+    # torch keeps the same sharing through torch.save / torch.load
+    theirs = tied(torch)
+    torch.save({"model": theirs.state_dict()}, tmp_path / "t")
+    tsd = torch.load(tmp_path / "t")["model"]
+    assert tsd["0.weight"].data_ptr() == tsd["1.weight"].data_ptr()
+
+
+def test_load_state_dict_names_every_mismatch_like_torch():
+    messages, results = {}, {}
+    for lib in (glassgrad, torch):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+        sd = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        sd.pop("0.bias")
+        sd["extra.weight"] = lib.zeros(1)
+        sd["2.weight"] = lib.zeros(5, 4)
+        sd["2.bias"] = lib.zeros(3)
+        with pytest.raises(RuntimeError) as info:
+            model.load_state_dict(sd)
+        messages[lib] = str(info.value)
+        del sd["2.weight"], sd["2.bias"]
+        results[lib] = model.load_state_dict(sd, strict=False)
+    ours, theirs = messages[glassgrad], messages[torch]
+    assert ours == theirs.replace("torch.Size", "glassgrad.Size")
+    for part in ('"0.bias"', '"extra.weight"', "size mismatch for 2.weight", "Size([5, 4])",
+                 "Size([2, 4])", "size mismatch for 2.bias", "Size([3])"):
+        assert part in ours, part
+    assert tuple(results[glassgrad]) == tuple(results[torch])
+    assert results[glassgrad].missing_keys == ["0.bias", "2.weight", "2.bias"]
