@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     print(f"{m['cpu']}, {m['cores']} cores; Python {m['python']}; NumPy {m['numpy']} with "
           f"{blas['name']} ({blas['threads']} threads); torch {torch.__version__} "
           f"({torch.get_num_threads()} threads); load average {header['load_average_start']}")
-    cols = (f"{'workload':38s} {'glassgrad':>10s} {'torch':>10s} {'ratio':>6s} {'target':>6s}"
+    cols = (f"{'workload':44s} {'glassgrad':>10s} {'torch':>10s} {'ratio':>6s} {'target':>6s}"
             f" {'mem gg':>10s} {'mem torch':>10s} {'ratio':>6s}  losses")
     print(cols)
     print("-" * len(cols))
@@ -221,9 +221,9 @@ def main(argv=None) -> int:
         delta = {name: (m or {}).get("delta_kib") for name, m in mem.items()}
         mem_ratio = (delta["glassgrad"] / delta["torch"]
                      if mem and None not in delta.values() and delta["torch"] else None)
-        title = w.title + (f" [{med['glassgrad'] / w.ops * 1e6:.1f} vs "
-                           f"{med['torch'] / w.ops * 1e6:.1f} us/op]" if w.ops else "")
-        print(f"{title:38s} {_fmt_time(med['glassgrad']):>10s} {_fmt_time(med['torch']):>10s} "
+        title = w.title + (f" {med['glassgrad'] / w.ops * 1e6:.1f}/"
+                           f"{med['torch'] / w.ops * 1e6:.1f} us/op" if w.ops else "")
+        print(f"{title:44s} {_fmt_time(med['glassgrad']):>10s} {_fmt_time(med['torch']):>10s} "
               f"{ratio:6.2f} {TARGETS.get(key, float('nan')):6.2f} "
               f"{_fmt_mib(delta.get('glassgrad')):>10s} {_fmt_mib(delta.get('torch')):>10s} "
               f"{'-' if mem_ratio is None else f'{mem_ratio:.2f}':>6s}  "

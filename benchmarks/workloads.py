@@ -55,7 +55,7 @@ def op_chain(lib, rounds: int = 200):
             y = y.tanh().exp() ** 2 * 0.25 + 0.1
         y.backward()
         x.grad = None
-        return float(y)
+        return y.item()
 
     return step
 
@@ -67,7 +67,7 @@ def cube_second_derivative(lib):
     def step():
         (g,) = lib.autograd.grad(x**3, x, create_graph=True)
         (g2,) = lib.autograd.grad(g, x)
-        return float(g2)
+        return g2.item()
 
     return step
 
@@ -212,7 +212,7 @@ class Workload:
 
 
 WORKLOADS = {
-    "chain": Workload("1 op overhead (1000-op scalar chain)", op_chain, 1, ops=1000),
+    "chain": Workload("1 op overhead (1000-op chain)", op_chain, 1, ops=1000),
     "x3": Workload("2 x**3 second derivative", cube_second_derivative, 20),
     "mlp": Workload("3 MLP 784-256-256-10 SGD step", mlp_step, 5),
     "cnn": Workload("4 CNN step (64x1x28x28)", cnn_step, 1),

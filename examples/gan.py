@@ -24,6 +24,7 @@ import copy
 import os
 import resource
 import sys
+import time
 
 import numpy as np
 
@@ -151,8 +152,9 @@ def save_losses(curves: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    for name, values in curves.items():
-        ax.plot(values, label=name, lw=0.6)
+    steps = max(len(v) for v in curves.values())
+    for name, values in curves.items():  # WGAN-GP's generator steps once per n_critic steps
+        ax.plot(np.linspace(0, steps - 1, len(values)), values, label=name, lw=0.6)
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
     ax.legend()
@@ -193,7 +195,7 @@ def train(torch, args) -> dict:
     names = ("critic", "generator", "penalty") if wgan else ("discriminator", "generator")
     curves = {name: [] for name in names}
     out = out_dir(args.out)
-    timer = Timer()
+    timer, cpu_start = Timer(), time.process_time()
     steps = 0
     epochs = range(args.epochs)
     if not args.quiet:
@@ -240,6 +242,7 @@ def train(torch, args) -> dict:
         "steps": steps,
         "generator_steps": len(curves["generator"]),
         "seconds": round(seconds, 2),
+        "cpu_seconds": round(time.process_time() - cpu_start, 2),
         "ms_per_step": round(1000 * seconds / max(steps, 1), 3),
         "final_losses": {name: round(float(np.mean(v[-20:])), 4) for name, v in curves.items()},
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

@@ -69,7 +69,8 @@ def maml_inner_loop(torch, model, task, inner_lr, inner_steps):
     for step in range(inner_steps):
         loss = compute_loss(torch, cloned_model, x, y)
         # NOTE: each step builds a fresh graph, so retain_graph is not needed here; the article
-        # keeps it, and it only holds this step's graph until the next step replaces `loss`.
+        # keeps it, and it only holds this step's graph until the next step replaces `loss`
+        # (with --inner-steps > 1 glassgrad says so in a warning: the bytes kept for nothing).
         loss.backward(retain_graph=True if step < inner_steps - 1 else False)  # noqa: SIM210
         with torch.no_grad():  # the manual SGD update (optimizer.step() is not called)
             for param in cloned_model.parameters():
@@ -184,12 +185,12 @@ def save_picture(curves, example, path: str) -> None:
     left.set_ylabel("query MSE (held-out tasks)")
     left.set_title("adaptation curves")
     left.legend(fontsize=8)
-    grid, truth, support, preds = example
+    grid, truth, support, preds, name, title = example
     right.plot(grid, truth, "k-", lw=2, label="true task")
     right.plot(support[0], support[1], "k^", ms=7, label=f"K={len(support[0])} support points")
     for steps, pred in preds.items():
-        right.plot(grid, pred, "--", label=f"second-order MAML, {steps} steps")
-    right.set_title("a held-out task")
+        right.plot(grid, pred, "--", label=f"{name}, {steps} step{'s' if steps != 1 else ''}")
+    right.set_title(title, fontsize=10)
     right.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -271,12 +272,15 @@ def main(argv=None) -> dict:
         seconds = summary["modes"].get(name, {}).get("seconds", "")
         print(f"{name:<32}{curve[0]:>10.3f}{curve[1]:>10.3f}{curve[-1]:>10.3f}{seconds:>9}")
     shown = "second-order" if "second-order" in models else modes[0]
-    grid = np.linspace(-5, 5, 200, dtype=held_out[0][0].dtype).reshape(-1, 1)
-    truth = truths[0][0] * np.sin(grid.ravel() - truths[0][1])
-    preds = predict_after(torch, models[shown], held_out[0], args.inner_lr, (0, 1, args.eval_steps),
-                          grid)
-    save_picture(curves, (grid.ravel(), truth, (held_out[0][0].ravel(), held_out[0][1].ravel()),
-                          preds), os.path.join(out, "adaptation.png"))
+    pick = int(np.argmax([amplitude for amplitude, _ in truths]))  # the hardest: largest A
+    task, (amplitude, phase) = held_out[pick], truths[pick]
+    grid = np.linspace(-5, 5, 200, dtype=task[0].dtype).reshape(-1, 1)
+    truth = amplitude * np.sin(grid.ravel() - phase)
+    preds = predict_after(torch, models[shown], task, args.inner_lr, (0, 1, args.eval_steps), grid)
+    title = f"held-out task with the largest amplitude: {amplitude:.2f} sin(x - {phase:.2f})"
+    save_picture(curves, (grid.ravel(), truth, (task[0].ravel(), task[1].ravel()), preds,
+                          f"{shown} MAML" if shown != "article" else "article", title),
+                 os.path.join(out, "adaptation.png"))
     write_json(os.path.join(out, "summary.json"), summary)
     print(f"-> {out}/adaptation.png, summary.json")
     return summary

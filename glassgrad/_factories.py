@@ -81,6 +81,11 @@ def _finish(arr, requires_grad: bool) -> Tensor:
     if _grad_state.inference:  # made under inference_mode(): autograd must refuse to save it
         t._vc = INFERENCE_VERSION
     if requires_grad:
+        if not t.is_floating_point():  # NOTE: PyTorch's factory wording (capital O), not _()'s
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients\n"
+                f"glassgrad: a {t.dtype} tensor; pass a floating dtype (dtype=glassgrad.float32)."
+            )
         t.requires_grad_(True)
     return t
 

@@ -31,10 +31,11 @@ class Forecast:
     per_module: dict = field(default_factory=dict)  # module name -> bytes saved in its calls
 
     def __str__(self) -> str:
-        lines = [f"forecast: peak {format_bytes(self.peak_bytes)} "
-                 f"(+{format_bytes(self.peak_increase_bytes)} over the inputs; forward "
-                 f"+{format_bytes(self.forward_peak_increase_bytes)}), saved for backward "
-                 f"{format_bytes(self.saved_bytes)}, gradients {format_bytes(self.gradient_bytes)}"]
+        head = (f"forecast: peak {format_bytes(self.peak_bytes)} "
+                f"(+{format_bytes(self.peak_increase_bytes)} over the inputs; forward "
+                f"+{format_bytes(self.forward_peak_increase_bytes)}), saved for backward "
+                f"{format_bytes(self.saved_bytes)}, gradients {format_bytes(self.gradient_bytes)}")
+        lines = [head]
         width = max((len(k) for k in self.per_module), default=6)
         for name, nbytes in self.per_module.items():
             lines.append(f"  {name:<{width}}  {format_bytes(nbytes):>10} saved")

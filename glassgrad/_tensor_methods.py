@@ -66,21 +66,13 @@ def _not_implemented_for(fn):
     return op
 
 
-Tensor.__add__ = Tensor.__radd__ = _not_implemented_for(ew.add)
-Tensor.__sub__ = _not_implemented_for(ew.sub)
-Tensor.__rsub__ = _not_implemented_for(_swap(ew.sub))
-Tensor.__mul__ = Tensor.__rmul__ = _not_implemented_for(ew.mul)
-Tensor.__truediv__ = _not_implemented_for(ew.div)
-Tensor.__rtruediv__ = _not_implemented_for(_swap(ew.div))
 Tensor.__floordiv__ = _not_implemented_for(ew.floor_divide)
 Tensor.__rfloordiv__ = _not_implemented_for(_swap(ew.floor_divide))
 Tensor.__mod__ = _not_implemented_for(ew.remainder)
 Tensor.__rmod__ = _not_implemented_for(_swap(ew.remainder))
-Tensor.__pow__ = _not_implemented_for(ew.pow)
 Tensor.__rpow__ = _not_implemented_for(_swap(ew.pow))
 Tensor.__matmul__ = la.matmul
 Tensor.__rmatmul__ = _swap(la.matmul)
-Tensor.__neg__ = ew.neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = ew.abs
 Tensor.__invert__ = cmp.invert
@@ -102,6 +94,9 @@ Tensor.contiguous = lambda self, memory_format=None: (
     self if self._array.flags.c_contiguous else ew.clone(self))
 Tensor.view_as = lambda self, other: sh.view(self, other._array.shape)
 Tensor.reshape_as = lambda self, other: sh.reshape(self, other._array.shape)
+
+# + - * / ** unary minus and the common unary methods, with their fast paths
+from . import _tensor_operators  # noqa: E402,F401
 
 
 # --- conversions -------------------------------------------------------------------------------

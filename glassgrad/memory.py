@@ -88,17 +88,15 @@ def _register(root) -> None:
     t.buffers += 1
     t.allocated += n
     t.n_allocated += 1
-    if t.current > t.peak:
-        t.peak = t.current
-    if t.buffers > t.peak_buffers:
-        t.peak_buffers = t.buffers
+    t.peak = max(t.peak, t.current)
+    t.peak_buffers = max(t.peak_buffers, t.buffers)
 
 
 def _tracking_make(cls, arr):
     # NOTE [Memory accounting]: the one addition to Tensor creation while tracking is on
     t = _make_plain(cls, arr)
     a = t._array
-    if a.__class__ is ndarray:
+    if type(a) is ndarray:  # NOTE: not a.__class__: vmap's BatchedArray claims to be an ndarray
         _register(a if a.base is None else root_buffer(a))
     return t
 
@@ -127,7 +125,7 @@ def set_tracking(enabled: bool) -> None:
     if enabled:
         types = _subclasses(Tensor)
         for o in gc.get_objects():
-            if type(o) in types and o._array.__class__ is ndarray:
+            if type(o) in types and type(o._array) is ndarray:
                 _register(root_buffer(o._array))
         Tensor._make = classmethod(_tracking_make)
     else:
@@ -140,9 +138,15 @@ def is_tracking() -> bool:
     return _Track.on
 
 
-def _ensure() -> None:
+def _ensure(peak: bool = False) -> None:
     if not _Track.on:
         set_tracking(True)
+        if peak:
+            _diag._warn_at(_diag._user_frame(), ("peak", _diag._user_frame()), (
+                "glassgrad: memory counting starts with this call, so the peak is the current "
+                "value. Call glassgrad.reset_peak_memory_stats() (or memory_allocated()) before "
+                "the code to measure (NOTE [Memory accounting] in glassgrad/memory.py)."
+            ))
 
 
 def memory_allocated(device=None) -> int:
@@ -163,8 +167,10 @@ def memory_allocated(device=None) -> int:
 
 def max_memory_allocated(device=None) -> int:
     """The peak of ``memory_allocated()`` since counting started or the last
-    ``reset_peak_memory_stats()`` (``torch.cuda.max_memory_allocated``); exact, not sampled."""
-    _ensure()
+    ``reset_peak_memory_stats()`` (``torch.cuda.max_memory_allocated``); exact, not sampled.
+    The first memory call starts counting: called first, it warns that the peak is the current
+    value."""
+    _ensure(peak=True)
     return _Track.peak
 
 
@@ -219,7 +225,7 @@ def breakdown() -> dict:
     roles: dict = {}  # id(root) -> [rank, root]
 
     def put(arr, rank) -> None:
-        if arr.__class__ is not ndarray:
+        if type(arr) is not ndarray:
             return
         root = root_buffer(arr)
         entry = roles.get(id(root))
@@ -261,6 +267,7 @@ def memory_stats(device=None) -> OrderedDict:
     ``allocated_bytes.all.{current,peak,allocated,freed}``, ``allocation.all.*`` (buffer counts),
     plus glassgrad's ``breakdown.<role>`` bytes and ``retained_graphs.*`` diagnostics (backward
     calls that retained, graphs reached again, graphs dropped unused and the bytes they kept)."""
+    _ensure(peak=True)
     parts = breakdown()
     t = _Track
     stats = {
@@ -303,35 +310,39 @@ def memory_summary(device=None, abbreviated: bool = False) -> str:
     ``retain_graph=True`` that no later backward used, with the bytes they held)."""
     s = memory_stats(device)
     rule = "=" * 72
+
+    def row(label, *cells) -> str:
+        return f"{label:<30}" + "".join(f"{c:>14}" for c in cells)
+
     lines = [rule, f"{'glassgrad memory summary (CPU, live tensor buffers)':^72}", rule,
-             f"{'':<28}{'current':>14}{'peak':>14}{'buffers':>14}",
-             f"{'allocated':<28}{format_bytes(s['allocated_bytes.all.current']):>14}"
-             f"{format_bytes(s['allocated_bytes.all.peak']):>14}"
-             f"{s['allocation.all.current']:>14}"]
+             row("", "current", "peak", "buffers"),
+             row("allocated", format_bytes(s["allocated_bytes.all.current"]),
+                 format_bytes(s["allocated_bytes.all.peak"]), s["allocation.all.current"])]
     if not abbreviated:
-        lines.append(f"{'  since tracking started':<28}"
-                     f"{'+' + format_bytes(s['allocated_bytes.all.allocated']):>14}"
-                     f"{'-' + format_bytes(s['allocated_bytes.all.freed']):>14}"
-                     f"{s['allocation.all.allocated']:>14}")
+        lines.append(row("since counting started", "+" + format_bytes(
+            s["allocated_bytes.all.allocated"]), "-" + format_bytes(
+            s["allocated_bytes.all.freed"]), s["allocation.all.allocated"]))
     lines += [rule, "by role (each buffer once):"]
     total = s["allocated_bytes.all.current"] or 1
     for name in CATEGORIES:
         b = s[f"breakdown.{name}"]
-        lines.append(f"  {name.replace('_', ' '):<26}{format_bytes(b):>14}{100 * b / total:>13.1f}%")
-    lines += [rule, "retain_graph=True diagnostics:",
-              f"  backward calls that retained {s['retained_graphs.calls']:>13}",
-              f"  retained graphs alive        {s['retained_graphs.live']:>13}"
-              f"   holding {format_bytes(s['retained_graphs.live_bytes'])}",
-              f"  reached again by a backward  {s['retained_graphs.reached_again']:>13}",
-              f"  dropped, never used again    {s['retained_graphs.dropped_unused']:>13}"
-              f"   kept {format_bytes(s['retained_graphs.dropped_unused_bytes'])} for nothing",
-              f"  growing across iterations    {s['retained_graphs.growing']:>13}"]
+        lines.append(row("  " + name.replace("_", " "), format_bytes(b), f"{100 * b / total:.1f}%"))
+    lines += [
+        rule, "retain_graph=True diagnostics:",
+        row("  backward calls that retained", s["retained_graphs.calls"]),
+        row("  retained graphs alive", s["retained_graphs.live"]) + "   holding "
+        + format_bytes(s["retained_graphs.live_bytes"]),
+        row("  reached again by a backward", s["retained_graphs.reached_again"]),
+        row("  dropped, never used again", s["retained_graphs.dropped_unused"]) + "   kept "
+        + format_bytes(s["retained_graphs.dropped_unused_bytes"]) + " for nothing",
+        row("  growing across iterations", s["retained_graphs.growing"]),
+    ]
     if not abbreviated:
         for where, nbytes, reached in _diag.live_retained()[:10]:
-            lines.append(f"    alive: {format_bytes(nbytes)} from backward at {where}"
+            lines.append(f"    alive: {format_bytes(nbytes)} from the backward at {where}"
                          f" (reached again {reached}x)")
     lines.append(rule)
     return "\n".join(lines)
 
 
-from ._memory_forecast import Forecast, forecast  # noqa: E402,F401
+from ._memory_forecast import Forecast, forecast  # noqa: F401

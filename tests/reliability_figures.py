@@ -36,7 +36,8 @@ def summary_line() -> str | None:
            f"memory flat within {f['memory_growth_kib']:.0f} KiB over {f['memory_steps']:,} steps")
     return (
         f"glassgrad reliability: {f['bad_input_cases']:,} bad-input cases tried "
-        f"({f['bad_input_raised']:,} raised on both), {f['property_examples']:,} property "
+        f"({f['bad_input_raised']:,} raised on both, {f['bad_input_tolerated']:,} documented "
+        f"differences), {f['property_examples']:,} property "
         f"examples, largest graph {f['largest_graph_ops']:,} ops, {f['threads']} threads, {mem}, "
         f"{f['checkpoint_cases']} hostile checkpoints refused"
     )

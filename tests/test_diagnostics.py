@@ -110,6 +110,22 @@ def test_inplace_error_names_the_variable_its_creator_and_the_write():
     assert f"mul_ at {_line(run, 'y.mul_(2)')} (now version 1)" in msg
 
 
+def test_inplace_error_names_the_creation_line_when_lines_are_recorded():
+    def run(torch):
+        x = torch.ones(3, requires_grad=True)
+        with torch.autograd.detect_anomaly():
+            y = x.exp()
+            z = y.sum() * y
+            y.add_(1)
+            z.sum().backward()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        msg = same_error(run, RuntimeError, INPLACE)
+    assert f"(`y`), the output of ExpBackward0 at {_line(run, 'x.exp()')}" in msg
+    assert f"add_ at {_line(run, 'y.add_(1)')}" in msg
+
+
 def test_gan_step_between_backwards_names_the_parameter_and_the_optimizer():
     def run(torch):
         G, D, z, _ = _gan(torch)

@@ -18,9 +18,9 @@ from tests.oracle import assert_close
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 sys.path.insert(0, EXAMPLES)
 
-import grad_accumulation  # noqa: E402
-from _common import digits_arrays  # noqa: E402
-from classify_digits import build_classifier  # noqa: E402
+import grad_accumulation
+from _common import digits_arrays
+from classify_digits import build_classifier
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # fp16 overflow is expected
 

@@ -246,6 +246,7 @@ def is_autocast_cache_enabled() -> bool:
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Turn the cache of parameter casts on or off (``torch.set_autocast_cache_enabled``)."""
     state.cache_enabled = bool(enabled)
 
 
@@ -255,11 +256,13 @@ def clear_autocast_cache() -> None:
 
 
 def autocast_increment_nesting() -> int:
+    """Count one more entered autocast region; returns the depth (``torch.autocast_...``)."""
     state.nesting += 1
     return state.nesting
 
 
 def autocast_decrement_nesting() -> int:
+    """Count one region fewer; returns the depth, 0 when the outermost one exits."""
     state.nesting -= 1
     return state.nesting
 

@@ -295,21 +295,27 @@ class GradScaler:
         return 1.0
 
     def get_growth_factor(self) -> float:
+        """The factor ``update()`` multiplies the scale by after ``growth_interval`` clean steps."""
         return self._growth_factor
 
     def set_growth_factor(self, new_factor: float) -> None:
+        """Set the growth factor (not checked, as in PyTorch)."""
         self._growth_factor = new_factor
 
     def get_backoff_factor(self) -> float:
+        """The factor ``update()`` multiplies the scale by after a skipped step."""
         return self._backoff_factor
 
     def set_backoff_factor(self, new_factor: float) -> None:
+        """Set the backoff factor (not checked, as in PyTorch)."""
         self._backoff_factor = new_factor
 
     def get_growth_interval(self) -> int:
+        """How many clean steps in a row make ``update()`` grow the scale."""
         return self._growth_interval
 
     def set_growth_interval(self, new_interval: int) -> None:
+        """Set the growth interval."""
         self._growth_interval = new_interval
 
     def _get_growth_tracker(self) -> int:
@@ -320,6 +326,7 @@ class GradScaler:
         return 0
 
     def is_enabled(self) -> bool:
+        """False when constructed with ``enabled=False`` (or for 'cuda' without CUDA)."""
         return self._enabled
 
     def state_dict(self) -> dict[str, Any]:

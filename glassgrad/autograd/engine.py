@@ -20,8 +20,8 @@ import warnings
 from numpy import ndarray as _ndarray
 
 from .. import dtypes
-from .grad_mode import _state
 from . import diagnostics as _diag
+from .grad_mode import _state
 from .graph import AccumulateGrad, _Anomaly, _Hooks, _second_time_message, grad_accumulator
 
 _Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)

@@ -139,14 +139,22 @@ class Node:
     def _run_backward(self, grads):
         """Compute gradients for the inputs from the gradients of the outputs (engine entry)."""
         prim = self._prim
-        saved = self._unpack_saved() if self._saved else ()
-        attrs = self._attrs
+        saved = self._saved
+        if saved:
+            if self._freed:
+                raise RuntimeError(_second_time_message(self))
+            if _state.enabled:
+                saved = [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
+            else:  # NOTE: first order records nothing, so saved outputs need no history
+                saved = [s._unpack_plain(self) if type(s) is SavedTensor else s for s in saved]
+        else:
+            saved = ()
+        grad = tuple(grads) if prim.multi_output else grads[0]
         if prim.wants_needs_input_grad:
             # an edge is (node, nr); (None, 0) marks an input that needs no gradient
-            needs = tuple(e[0] is not None for e in self.next_functions)
-            attrs = dict(attrs, needs_input_grad=needs)
-        out = prim.backward(grads[0], *saved, **attrs) if attrs else prim.backward(grads[0], *saved)
-        return out
+            needs = tuple([e[0] is not None for e in self.next_functions])
+            return prim.backward(grad, *saved, needs_input_grad=needs, **self._attrs)
+        return prim.backward(grad, *saved, **self._attrs)
 
     def _release(self, by=True) -> None:
         """Drop the saved tensors; ``by`` (the freeing ``BackwardCall``) is what ``_freed`` keeps."""
@@ -271,6 +279,17 @@ class SavedTensor:
             return out
         return t
 
+    def _unpack_plain(self, node):
+        """``unpack`` for a backward that records nothing (first order): a saved output comes
+        back as the stored alias, without a fresh history-carrying alias per use."""
+        t = self._tensor
+        if self._unpack_hook is not None or not self._is_output:
+            return self.unpack(node)
+        if t._vc[0] != self._version and not _diagnostics.accept_data_writes(t, self, node):
+            raise RuntimeError(_inplace_message(t, self._version, node, self._is_output,
+                                                self._output_nr))
+        return t
+
 
 def _without_grad(hook, value):
     """Saved-tensor hooks run with grad mode off, as in PyTorch (their ops record nothing)."""
@@ -341,7 +360,7 @@ def _user_frame() -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
-from . import diagnostics as _diagnostics  # noqa: E402 (it reads the classes above)
+from . import diagnostics as _diagnostics  # it reads the classes above
 
 
 class saved_tensors_hooks:

@@ -6,11 +6,18 @@ deprecated ``torch.cuda.amp`` classes onto the active device.
 
 from __future__ import annotations
 
-from . import amp  # noqa: F401
 from ..memory import (  # noqa: F401 - live tensor buffers on the active device (the CPU)
-    empty_cache, max_memory_allocated, max_memory_reserved, memory_allocated, memory_reserved,
-    memory_stats, memory_summary, reset_max_memory_allocated, reset_peak_memory_stats,
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_max_memory_allocated,
+    reset_peak_memory_stats,
 )
+from . import amp  # noqa: F401
 
 
 def is_available() -> bool:

@@ -12,10 +12,10 @@ import math
 from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax, softmax, softmin
+from ..ops._util import is_tensor
 from ..ops.activation import Softplus
 from ..ops.elementwise import clamp, erf, expm1, sigmoid, tanh, where
 from ..ops.elementwise import relu as _relu
-from ..ops._util import is_tensor
 from ..ops.shape import chunk
 
 _SELU_ALPHA = 1.6732632423543772848170429916717

@@ -10,8 +10,8 @@ from .._factories import _rng, full
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
-from ..ops.elementwise import rsqrt, where
 from ..ops._util import is_tensor
+from ..ops.elementwise import rsqrt, where
 from ..ops.linalg import matmul
 from ..ops.reduction import mean, norm
 from ..ops.shape import cat, narrow

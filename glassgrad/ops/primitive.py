@@ -15,14 +15,21 @@ A primitive subclass declares::
 
 NOTE [Hot path]: ``apply`` runs once per op. Everything that can be known per class is computed in
 ``__init_subclass__``; per call there is one grad-mode test and, only when recording, the node.
+One- and two-input calls are spelled out (no list building: ~0.3 us per op), and so is recording
+a one-input op. Measured by ``make bench`` and kept by tests/test_overhead_budget.py.
+
+Multi-output primitives (``multi_output = True``) return a tuple of arrays from forward; ``apply``
+returns a tuple of Tensors (one node, ``output_nr`` 0, 1, ...); backward receives the tuple of
+output gradients, ``None`` where an output got none; ``saves`` names outputs ``result`` (output
+0), ``result1``, ``result2``...
 """
 
 from __future__ import annotations
 
 import inspect
 
-from ..autograd.grad_mode import _state
 from ..autograd import diagnostics as _diagnostics
+from ..autograd.grad_mode import _state
 from ..autograd.graph import (
     INFERENCE_VERSION,
     Node,
@@ -54,6 +61,10 @@ class Primitive:
     node_name: str | None = None  # default: f"{ClassName}Backward0"
     wants_needs_input_grad = False  # backward(..., needs_input_grad=(bool, ...)) when True
     once_differentiable = False
+    multi_output = False  # forward returns a tuple of arrays (see the module docstring)
+    # one more edge (None, 0) after the inputs: the Python number operand of `x * 2`, which PyTorch
+    # wraps as a tensor, so next_functions reads as PyTorch's
+    scalar_edge = False
     node_cls: type = Node
     _save_idx: tuple = ()
     _saves_input0 = False
@@ -62,20 +73,22 @@ class Primitive:
         super().__init_subclass__(**kwargs)
         params = list(inspect.signature(cls.forward).parameters.values())[1:]
         inputs = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
-        if "result" in inputs or any(p.name == "result" for p in params):
+        if any(_output_index(p.name) is not None for p in params):
             raise TypeError(f"{cls.__name__}.forward: 'result' is reserved for the output")
         idx = []
         for name in cls.saves:
-            if name == "result":
-                idx.append(-1)
+            k = _output_index(name)
+            if k is not None and (k == 0 or cls.multi_output):
+                idx.append(-1 - k)
             elif name in inputs:
                 idx.append(inputs.index(name))
             else:
                 raise TypeError(f"{cls.__name__}.saves names unknown input {name!r}")
         cls._save_idx = tuple(idx)
         cls._saves_input0 = 0 in idx
+        slots = ("_n_outputs",) if cls.multi_output else ()
         cls.node_cls = type(cls.node_name or cls.__name__ + "Backward0", (Node,),
-                            {"__slots__": (), "_prim": cls})
+                            {"__slots__": slots, "_prim": cls})
         REGISTRY[cls.__name__] = cls
 
     @staticmethod
@@ -91,9 +104,17 @@ class Primitive:
         """Run forward on the inputs' arrays; record a node when grad mode is on and an input
         requires grad. Inputs are Tensors of one dtype (callers promote); attributes are plain."""
         try:
-            out = cls.forward(xp, *[t._array for t in inputs], **attrs)
+            n = len(inputs)
+            if n == 1:
+                out = cls.forward(xp, inputs[0]._array, **attrs)
+            elif n == 2:
+                out = cls.forward(xp, inputs[0]._array, inputs[1]._array, **attrs)
+            else:
+                out = cls.forward(xp, *[t._array for t in inputs], **attrs)
         except Exception as exc:  # noqa: BLE001 - NOTE: NumPy may wrap a VmapFallback
             out = _forward_failed(cls, inputs, attrs, exc)
+        if cls.multi_output:
+            return _apply_multi(cls, out, inputs, attrs)
         result = _make(out)
         if _state.enabled:
             for t in inputs:
@@ -148,25 +169,77 @@ def _forward_failed(cls, inputs, attrs, exc):
     raise _forward_errors.explain(cls, arrays, attrs, exc) from None
 
 
-def _record(cls, result, inputs, attrs):
-    # NOTE [Hot path]: one loop, list comprehensions (a generator costs ~200 ns more per op)
-    edges = []
-    meta = []
-    for t in inputs:
+def _output_index(name: str):
+    """``result`` -> 0, ``result1`` -> 1, ...; None for any other name."""
+    if name == "result":
+        return 0
+    if name.startswith("result") and name[6:].isdigit():
+        return int(name[6:])
+    return None
+
+
+def _apply_multi(cls, outs, inputs, attrs) -> tuple:
+    results = tuple([_make(o) for o in outs])
+    if _state.enabled:
+        if any(t._requires_grad for t in inputs):
+            node = _record(cls, results[0], inputs, attrs, results)
+            node._n_outputs = len(results)
+            for i, r in enumerate(results):
+                r._requires_grad = True
+                r.grad_fn = node
+                r._output_nr = i
+    elif _state.inference:
+        for r in results:
+            r._vc = INFERENCE_VERSION
+    return results
+
+
+def _record(cls, result, inputs, attrs, results=None):
+    # NOTE [Hot path]: one-input ops (most of them) take the straight path
+    if len(inputs) == 1:
+        t = inputs[0]
         fn = t.grad_fn
         if fn is not None:
-            edges.append((fn, t._output_nr))
+            edge = (fn, t._output_nr)
         elif t._requires_grad:
-            edges.append((grad_accumulator(t), 0))
+            edge = (grad_accumulator(t), 0)
         else:
-            edges.append(_NO_EDGE)
+            edge = _NO_EDGE
         arr = t._array
-        meta.append((arr.shape, arr.dtype))
+        if cls.scalar_edge:
+            edges = (edge, _NO_EDGE)
+            meta = ((arr.shape, arr.dtype), ((), arr.dtype))
+        else:
+            edges = (edge,)
+            meta = ((arr.shape, arr.dtype),)
+    else:
+        edges = []
+        meta = []
+        for t in inputs:
+            fn = t.grad_fn
+            if fn is not None:
+                edges.append((fn, t._output_nr))
+            elif t._requires_grad:
+                edges.append((grad_accumulator(t), 0))
+            else:
+                edges.append(_NO_EDGE)
+            arr = t._array
+            meta.append((arr.shape, arr.dtype))
+        edges = tuple(edges)
+        meta = tuple(meta)
     idx = cls._save_idx
-    saved = tuple([
-        SavedTensor(result, True) if i < 0 else SavedTensor(inputs[i], False) for i in idx
-    ]) if idx else ()
-    node = cls.node_cls(tuple(edges), saved, attrs, tuple(meta))
+    if not idx:
+        saved = ()
+    elif results is None:
+        saved = tuple([
+            SavedTensor(result, True) if i < 0 else SavedTensor(inputs[i], False) for i in idx
+        ])
+    else:
+        saved = tuple([
+            SavedTensor(results[-1 - i], True, -1 - i) if i < 0 else SavedTensor(inputs[i], False)
+            for i in idx
+        ])
+    node = cls.node_cls(edges, saved, attrs, meta)
     if _Hooks.record_source:
         node.source = _user_frame()
         if _Anomaly.enabled and _Anomaly.check_nan:

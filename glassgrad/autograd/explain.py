@@ -1,0 +1,218 @@
+"""The glassgrad part of autograd's two classic errors, and writes through ``.data``.
+
+NOTE [Diagnostics] in diagnostics.py describes the mechanism: saved tensors mark their version
+counter as watched (``[v, None]``), in-place writes to a watched counter log their op and line in a
+``WriteLog``, ``.data`` hands out a counter linked to the original, and ``Node._freed`` holds the
+``BackwardCall`` that freed the node. Everything here runs only while an error (or the ``.data``
+warning) is being written.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import diagnostics as _diag
+from .diagnostics import BackwardCall, Stats, _user_frame, _warn_at
+from .graph import AccumulateGrad
+
+DATA_WRITE = 1 << 32  # added to a watched version counter by a write through ``.data``
+VERSION_MASK = DATA_WRITE - 1
+_PACKAGE_DIR = _diag._PACKAGE_DIR
+
+
+# --- version counters: in-place writes and .data --------------------------------------------------
+class WriteLog:
+    """``vc[1]`` of a watched version counter: the last in-place writes (version after, op, line),
+    and for a ``.data`` tensor the counter of the tensor it was taken from."""
+
+    __slots__ = ("data_of", "writes")
+
+    def __init__(self, data_of=None) -> None:
+        self.data_of = data_of
+        self.writes = []
+
+    def add(self, version: int, op: str, where: str) -> None:
+        self.writes.append((version, op, where))
+        if len(self.writes) > 8:
+            del self.writes[0]
+
+
+def data_version(vc) -> list:
+    """The version counter ``.data`` hands out: its own, linked to the original's."""
+    if len(vc) > 1 and vc[1] is not None and vc[1].data_of is not None:
+        vc = vc[1].data_of
+    return [0, WriteLog(vc)]
+
+
+def note_write(t, op: str) -> None:
+    """``Tensor._write`` on a watched counter (saved for backward, or taken by ``.data``)."""
+    vc = t._vc
+    log = vc[1]
+    if log is None:
+        log = vc[1] = WriteLog()
+    where = _user_frame()
+    log.add(vc[0], op + "_", where)
+    orig = log.data_of
+    if orig is not None and len(orig) > 1:
+        orig[0] += DATA_WRITE
+        if orig[1] is None:
+            orig[1] = WriteLog()
+        orig[1].add(orig[0], op + "_ through .data", where)
+
+
+def accept_data_writes(t, saved, node) -> bool:
+    """Slow path of the saved-tensor version check: True (after a warning) when only writes through
+    ``.data`` changed the buffer, which PyTorch lets pass silently; False for a real in-place."""
+    now = t._vc[0]
+    diff = now - saved._version
+    if diff <= 0 or diff & VERSION_MASK:
+        return False
+    saved._version = now
+    Stats.data_writes += 1
+    writes = _writes_since(t._vc, now - diff)
+    where = writes[-1][2] if writes else None
+    at = f" ({writes[-1][1]} at {where})" if writes else ""
+    _warn_at(where or node.source, ("data", where, node.name()), (
+        f"glassgrad: the {_describe(t)} tensor saved by {node.name()}"
+        + (f" (created at {node.source})" if node.source else "")
+        + f" was overwritten through .data{at} after it was saved. Autograd cannot see writes "
+        "through .data (PyTorch says nothing), so this backward uses the new values and its "
+        "gradients do not belong to the forward that ran. Write to the tensor itself under "
+        "torch.no_grad() (backward then raises if the graph still needs the old values), or "
+        "clone() it before the forward."
+    ))
+    return True
+
+
+def _writes_since(vc, version: int) -> list:
+    log = vc[1] if len(vc) > 1 else None
+    if log is None:
+        return []
+    return [w for w in log.writes if w[0] > version]
+
+
+def _describe(t) -> str:
+    from .. import dtypes
+
+    return f"{list(t._array.shape)} {dtypes._FROM_NP[t._array.dtype]}".replace("glassgrad.", "")
+
+
+def inplace_explanation(t, saved_version: int, node, is_output: bool) -> str:
+    """glassgrad's part of the in-place error: the saved tensor as the user made it (variable,
+    creator, line), the in-place writes since it was saved (op, line), and the fix."""
+    if is_output:
+        creator, what = node, "its output"
+    else:
+        creator = t.grad_fn
+        while creator is not None and creator._seq > node._seq and creator.next_functions:
+            creator = creator.next_functions[0][0]  # back through the in-place ops' history
+        what = "an input"
+    names = _user_names(t)
+    made = "a leaf tensor" if creator is None or type(creator) is AccumulateGrad else (
+        f"the output of {creator.name()}" + (f" at {creator.source}" if creator.source else ""))
+    if not is_output and creator is None:
+        made = "a leaf tensor (a parameter?)" if t._requires_grad else "a tensor with no history"
+    text = (f"glassgrad: {node.name()}" + (f" (created at {node.source})" if node.source else "")
+            + f" saved {what}: {_describe(t)}{names}, {made}. ")
+    writes = _writes_since(t._vc, saved_version)
+    if writes:
+        text += "It was then changed in place by " + "; ".join(
+            f"{op} at {where} (now version {v & VERSION_MASK})" for v, op, where in writes[:3])
+        text += ". "
+    else:
+        step = _optimizer_of(t)
+        count = (t._vc[0] - saved_version) & VERSION_MASK
+        text += (f"It was then changed in place {count} time(s)"
+                 + (f", by {step}" if step else " (by an optimizer step, x[...] = ..., or code "
+                    "outside glassgrad's in-place ops)") + ". ")
+    return text + (
+        "Use .clone() before the in-place op, or make it out of place (x = x * 2 instead of "
+        "x *= 2). An optimizer.step() between a forward and its backward is the usual cause in "
+        "GAN loops: run every backward that uses the forward first, then step."
+    )
+
+
+def _user_frames(limit: int = 4):
+    f = sys._getframe(2)
+    while f is not None and limit:
+        if not f.f_code.co_filename.startswith(_PACKAGE_DIR):
+            yield f
+            limit -= 1
+        f = f.f_back
+
+
+def _user_names(t) -> str:
+    """The user's names for ``t`` (a local variable, or a module's parameter), from the frames
+    that called backward. Read only when an error is being explained."""
+    from ..tensor import Tensor
+
+    vc = t._vc
+    found = []
+    for f in _user_frames():
+        for name, value in f.f_locals.items():
+            if isinstance(value, Tensor) and value._vc is vc and value._array is t._array:
+                found.append(f"`{name}`")
+            elif hasattr(value, "named_parameters") and hasattr(value, "_parameters"):
+                for pname, p in value.named_parameters():
+                    if p._vc is vc:
+                        found.append(f"`{name}.{pname}`")
+        if found:
+            break
+    return " (" + ", ".join(dict.fromkeys(found)) + ")" if found else ""
+
+
+def _optimizer_of(t) -> str | None:
+    vc = t._vc
+    for f in _user_frames():
+        for name, value in f.f_locals.items():
+            groups = getattr(value, "param_groups", None)
+            if isinstance(groups, list) and hasattr(value, "step"):
+                for g in groups:
+                    if any(getattr(p, "_vc", None) is vc for p in g.get("params", ())):
+                        return f"`{name}.step()` ({type(value).__name__} updates its parameters in place)"
+    return None
+
+
+# --- the second backward --------------------------------------------------------------------------
+def second_time_explanation(node) -> str:
+    """glassgrad's part of "Trying to backward through the graph a second time": the node, the
+    backward that freed it, and (same line: a loop) the tensor carried across iterations."""
+    freed_by = node._freed if isinstance(node._freed, BackwardCall) else None
+    head = (f"glassgrad: {node.name()}" + (f" (created at {node.source})" if node.source else "")
+            + " already released its saved tensors in an earlier backward"
+            + (f" (the backward at {freed_by.where})" if freed_by else "") + ". ")
+    now = _user_frame()
+    if freed_by is not None and freed_by.where == now:
+        carried = _carried_tensor(node)
+        return head + (
+            "That backward is on the same line as this one: this iteration's graph reaches into "
+            "the previous iteration's graph through a tensor carried across iterations (an RNN "
+            f"hidden state, a running total){carried}. Detach it at the start of each iteration "
+            "(h = h.detach()) rather than passing retain_graph=True: retaining would make every "
+            "backward run through all earlier iterations and keep their memory alive, so the "
+            "graph would grow without bound."
+        )
+    return head + (
+        "If two losses share this graph (a GAN's discriminator and generator losses), pass "
+        "retain_graph=True to the first backward only; or detach the shared tensor "
+        "(fake.detach()) for the loss that must not reach it; or recompute the forward."
+    )
+
+
+def _carried_tensor(node) -> str:
+    """Shape of ``node``'s output as this backward's graph consumes it (from the engine's walk)."""
+    from . import engine
+
+    code = engine.run.__code__
+    f = sys._getframe(1)
+    while f is not None and f.f_code is not code:
+        f = f.f_back
+    if f is None:
+        return ""
+    for consumer in f.f_locals.get("seen", ()):
+        for k, (nxt, _) in enumerate(consumer.next_functions):
+            if nxt is node and consumer._in_meta:
+                shape, dtype = consumer._in_meta[k]
+                src = f" made at {node.source}" if node.source else ""
+                return f": here the {list(shape)} {dtype} tensor from {node.name()}{src}"
+    return ""

@@ -1,0 +1,179 @@
+"""Bad input, generated: every op in tests/op_db and every layer in LAYERS, with mutated inputs
+(int dtypes, NaN/Inf, 0-d, empty, wrong shapes, out-of-range dims and indices, float indices,
+negative-stride views, Python lists/scalars/NumPy arrays where a tensor is expected), run on torch
+and glassgrad and judged by tests/reliability_harness.py. The number of cases tried is recorded
+for the final summary (tests/reliability_figures.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import glassgrad
+from tests import reliability_figures as figures
+from tests.op_db import OpInfo, Sample, all_ops
+from tests.reliability_harness import MUTATIONS, check_case, tolerated
+
+# Every op of the op table under every mutation family
+OPS = {op.name: op for op in all_ops() if not op.xfail}
+
+# (op name, mutation) -> reason, for cases not fixed yet (strict xfail: fixing one flags it)
+KNOWN = {}
+
+
+def _cases():
+    params = []
+    for name in OPS:
+        for family in MUTATIONS:
+            marks = ()
+            if (name, family) in KNOWN:
+                marks = pytest.mark.xfail(reason=KNOWN[(name, family)], strict=True)
+            params.append(pytest.param(name, family, marks=marks, id=f"{name}-{family}"))
+    return params
+
+
+@pytest.mark.parametrize("name,family", _cases())
+def test_bad_input_matches_torch(name, family):
+    op = OPS[name]
+    failures = []
+    for sample in op.samples(np.random.default_rng(0)):
+        for case in MUTATIONS[family](sample):
+            failure, raised = check_case(op, case)
+            figures.add("bad_input_cases")
+            figures.add("bad_input_raised", int(raised))
+            if failure and tolerated(failure, name, family):
+                figures.add("bad_input_tolerated")
+            elif failure:
+                failures.append(f"[{case.desc}] {failure}")
+    assert not failures, f"{name} / {family}:\n" + "\n".join(failures[:6])
+
+
+# Layers: a fresh module per call, float64, torch's seed-0 weights copied into glassgrad
+def _layer(cls, *args, **kwargs):
+    def fn(lib, *inputs):
+        torch.manual_seed(0)
+        ref = getattr(torch.nn, cls)(*args, **kwargs).double()
+        if lib is torch:
+            return ref(*inputs)
+        mod = getattr(glassgrad.nn, cls)(*args, **kwargs).double()
+        mod.load_state_dict({k: glassgrad.tensor(v.detach().numpy().copy())
+                             for k, v in ref.state_dict().items()})
+        return mod(*inputs)
+
+    return fn
+
+
+def _ints(*values):
+    return np.array(values, dtype=np.int64)
+
+
+def _x(*shape):
+    return np.linspace(-1.5, 2.0, int(np.prod(shape))).reshape(shape)
+
+
+# name -> (module class and arguments, input samples: valid ones first, then bad ones)
+LAYERS = {
+    "Linear": (("Linear", 3, 4), [(_x(2, 3),), (_x(3),), (_x(2, 5),), (_x(2, 4, 3),)]),
+    "Bilinear": (("Bilinear", 2, 3, 4), [(_x(5, 2), _x(5, 3)), (_x(5, 2), _x(4, 3))]),
+    "Conv1d": (("Conv1d", 2, 3, 3), [(_x(1, 2, 6),), (_x(2, 6),), (_x(1, 3, 6),), (_x(1, 2, 2),)]),
+    "Conv2d": (("Conv2d", 2, 3, 3, 1, 1), [(_x(2, 2, 5, 4),), (_x(2, 5, 4),), (_x(1, 4, 5, 5),),
+                                           (_x(5, 5),)]),
+    "ConvTranspose2d": (("ConvTranspose2d", 2, 3, 2), [(_x(1, 2, 3, 3),), (_x(1, 3, 3, 3),)]),
+    "MaxPool2d": (("MaxPool2d", 2), [(_x(1, 2, 4, 4),), (_x(1, 2, 1, 1),), (_x(4),)]),
+    "AvgPool2d": (("AvgPool2d", 3), [(_x(1, 1, 5, 5),), (_x(1, 1, 2, 2),)]),
+    "AdaptiveAvgPool2d": (("AdaptiveAvgPool2d", (2, 3)), [(_x(1, 2, 5, 7),), (_x(5, 7),)]),
+    "BatchNorm1d": (("BatchNorm1d", 3), [(_x(4, 3),), (_x(4, 3, 5),), (_x(1, 3),), (_x(4, 2),)]),
+    "BatchNorm2d": (("BatchNorm2d", 2), [(_x(2, 2, 3, 3),), (_x(2, 3, 3),), (_x(2, 3, 3, 3),)]),
+    "LayerNorm": (("LayerNorm", 4), [(_x(2, 4),), (_x(4),), (_x(2, 5),)]),
+    "GroupNorm": (("GroupNorm", 2, 4), [(_x(2, 4, 3),), (_x(2, 3, 3),)]),
+    "Embedding": (("Embedding", 5, 3), [(_ints(0, 4, 2),), (_ints([1, 2], [3, 4]),),
+                                        (_ints(5),), (_ints(-1),)]),
+    "RNN": (("RNN", 3, 4), [(_x(5, 2, 3),), (_x(5, 3),), (_x(5, 2, 4),), (_x(5, 2, 3), _x(1, 2, 5))]),
+    "LSTM": (("LSTM", 3, 4, 1, True, True), [(_x(2, 5, 3),), (_x(2, 5, 2),), (_x(1, 2, 5, 3),)]),
+    "GRU": (("GRU", 3, 4), [(_x(5, 2, 3),), (_x(5, 2, 3), _x(2, 2, 4))]),
+    "MultiheadAttention": (("MultiheadAttention", 4, 2), [(_x(3, 2, 4), _x(5, 2, 4), _x(5, 2, 4)),
+                                                         (_x(3, 2, 4), _x(5, 2, 3), _x(5, 2, 3))]),
+    "CrossEntropyLoss": (("CrossEntropyLoss",), [(_x(3, 5), _ints(0, 4, 2)), (_x(5), np.array(1)),
+                                                 (_x(3, 5), _ints(0, 5, 1)), (_x(3, 5), _ints(1, 2)),
+                                                 (_x(3, 5), _x(3, 5))]),
+    "NLLLoss": (("NLLLoss",), [(_x(3, 5), _ints(0, 4, 2)), (_x(3, 5), _ints(-3, 0, 1))]),
+    "MSELoss": (("MSELoss",), [(_x(3, 2), _x(3, 2)), (_x(3, 2), _x(3, 4))]),
+    "BCELoss": (("BCELoss",), [(_x(4) / 4 + 0.5, _x(4) / 4 + 0.5), (_x(4) + 1.0, _x(4) / 4)]),
+    "Softmax": (("Softmax", 1), [(_x(2, 3),), (_x(3),)]),
+    "PReLU": (("PReLU", 3), [(_x(2, 3),), (_x(2, 4),)]),
+    "Flatten": (("Flatten",), [(_x(2, 3, 4),), (_x(3),)]),
+}
+LAYER_OPS = {name: OpInfo(name, _layer(*spec), lambda rng, s=samples: [
+    Sample(args, desc=f"input {k}") for k, args in enumerate(s)]) for name, (spec, samples) in
+    LAYERS.items()}
+
+# constructors given bad arguments: both refuse, or both build (and then run the same input)
+CONSTRUCTORS = [
+    ("Linear negative size", lambda m: m.nn.Linear(-1, 3)),
+    ("Conv2d groups", lambda m: m.nn.Conv2d(3, 4, 3, groups=2)),
+    ("Conv2d zero groups", lambda m: m.nn.Conv2d(3, 3, 3, groups=0)),
+    ("Dropout p > 1", lambda m: m.nn.Dropout(1.5)),
+    ("Embedding padding_idx", lambda m: m.nn.Embedding(5, 3, padding_idx=7)),
+    ("MultiheadAttention heads", lambda m: m.nn.MultiheadAttention(5, 2)),
+    ("GroupNorm groups", lambda m: m.nn.GroupNorm(3, 4)),
+    ("MaxPool2d padding", lambda m: m.nn.MaxPool2d(2, padding=2)(m.ones(1, 1, 4, 4))),
+    ("LSTM proj_size", lambda m: m.nn.LSTM(3, 4, proj_size=4)),
+    ("CrossEntropyLoss reduction", lambda m: m.nn.CrossEntropyLoss(reduction="bogus")(
+        m.ones(2, 3), m.tensor([0, 1]))),
+]
+CTOR_OPS = {name: OpInfo(name, lambda lib, f=f: f(lib), lambda rng: [Sample(())])
+            for name, f in CONSTRUCTORS}
+
+
+def _layer_cases():
+    params = [pytest.param(n, "as given", id=f"{n}-as given") for n in LAYER_OPS]
+    params += [pytest.param(n, f, id=f"{n}-{f}") for n in LAYER_OPS for f in MUTATIONS
+               if f not in ("bad_dim",)]
+    return params + [pytest.param(n, "constructor", id=n) for n in CTOR_OPS]
+
+
+@pytest.mark.parametrize("name,family", _layer_cases())
+def test_layer_bad_input_matches_torch(name, family):
+    op = CTOR_OPS[name] if family == "constructor" else LAYER_OPS[name]
+    failures = []
+    for sample in op.samples(None):
+        for case in [sample] if family in ("as given", "constructor") else MUTATIONS[family](sample):
+            failure, raised = check_case(op, case)
+            figures.add("bad_input_cases")
+            figures.add("bad_input_raised", int(raised))
+            if failure and tolerated(failure, name, family):
+                figures.add("bad_input_tolerated")
+            elif failure:
+                failures.append(f"[{case.desc}] {failure}")
+    assert not failures, f"{name} / {family}:\n" + "\n".join(failures[:6])
+
+
+# single calls: int tensors asked to require grad, an unknown device, float indices
+CALLS = [
+    ("tensor int requires_grad", lambda m: m.tensor([1, 2], requires_grad=True)),
+    ("ones int64 requires_grad", lambda m: m.ones(2, dtype=m.int64, requires_grad=True)),
+    ("zeros bool requires_grad", lambda m: m.zeros(2, dtype=m.bool, requires_grad=True)),
+    ("arange int requires_grad", lambda m: m.arange(3, requires_grad=True)),
+    ("full int requires_grad", lambda m: m.full((2,), 3, requires_grad=True)),
+    ("randint requires_grad", lambda m: m.randint(0, 5, (3,), requires_grad=True)),
+    ("from_numpy int requires_grad_", lambda m: m.from_numpy(np.arange(3)).requires_grad_()),
+    ("long() requires_grad = True", lambda m: setattr(m.ones(2).long(), "requires_grad", True)),
+    ("grad w.r.t. a tensor without grad",
+     lambda m: m.autograd.grad(m.ones(2, requires_grad=True).sum(), m.ones(2))),
+    ("float Python index", lambda m: m.ones(3)[1.5]),
+    ("float tensor index", lambda m: m.ones(3)[m.tensor([0.0, 1.0])]),
+    ("index past the end", lambda m: m.ones(3)[3]),
+    ("unknown device", lambda m: m.ones(2).to("tpu")),
+]
+CALL_OPS = {name: OpInfo(name, lambda lib, f=f: f(lib), lambda rng: [Sample(())])
+            for name, f in CALLS}
+
+
+@pytest.mark.parametrize("name", list(CALL_OPS))
+def test_single_bad_call_matches_torch(name):
+    failure, raised = check_case(CALL_OPS[name], Sample(()))
+    figures.add("bad_input_cases")
+    figures.add("bad_input_raised", int(raised))
+    assert not failure, failure
