@@ -13,8 +13,19 @@ import numpy as np
 from .. import dtypes
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
-from ._util import cast, is_tensor, promote, scalar
 from . import primitive
+from ._util import cast, is_tensor, promote, scalar
+from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-exported
+    Ceil,
+    Clamp,
+    Floor,
+    Round,
+    RoundDecimals,
+    Sign,
+    Trunc,
+    _sign,
+    _Step,
+)
 from .primitive import Primitive
 
 
@@ -208,68 +219,6 @@ def _erf(x):
     return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
 
 
-class _Step(Primitive):
-    """Piecewise-constant functions: zero gradient everywhere (PyTorch returns zeros too)."""
-
-    @staticmethod
-    def backward(grad):
-        return (grad * 0,)
-
-
-def _sign(xp, x):
-    out = xp.sign(x)
-    # NOTE: PyTorch's sign(nan) is 0 (so abs' gradient at nan is 0); NumPy's is nan
-    return xp.nan_to_num(out, copy=not isinstance(out, xp.ndarray)) if out.dtype.kind == "f" \
-        else out
-
-
-def _step(name, fn):
-    return type(name, (_Step,), {"forward": staticmethod(lambda xp, x: fn(xp, x))})
-
-
-Sign = _step("Sign", lambda xp, x: _sign(xp, x))
-Floor = _step("Floor", lambda xp, x: xp.floor(x))
-Ceil = _step("Ceil", lambda xp, x: xp.ceil(x))
-Round = _step("Round", lambda xp, x: xp.round(x))
-Trunc = _step("Trunc", lambda xp, x: xp.trunc(x))
-
-
-class RoundDecimals(_Step):
-    node_name = "RoundBackward1"
-
-    @staticmethod
-    def forward(xp, x, *, decimals):
-        return xp.round(x, decimals)
-
-    @staticmethod
-    def backward(grad, *, decimals):
-        return (grad * 0,)
-
-
-class Clamp(Primitive):
-    node_name = "ClampBackward1"  # PyTorch: ClampBackward1 for number bounds
-    saves = ("x",)
-
-    @staticmethod
-    def forward(xp, x, *, min, max):  # noqa: A002 - torch's names
-        out = x
-        if min is not None:
-            out = xp.maximum(out, xp.asarray(min, dtype=x.dtype))
-        if max is not None:
-            out = xp.minimum(out, xp.asarray(max, dtype=x.dtype))
-        return out if out is not x else x.copy()
-
-    @staticmethod
-    def backward(grad, x, *, min, max):  # noqa: A002
-        keep = None
-        if min is not None:
-            keep = x >= min
-        if max is not None:
-            upper = x <= max
-            keep = upper if keep is None else keep & upper
-        return (grad * keep,)
-
-
 class Where(Primitive):
     """``where(condition, x, y)``; the boolean condition is an attribute (it has no gradient)."""
 
@@ -369,7 +318,7 @@ def _float_input(x, op):
 
 
 def _unary_fn(cls, name, float_only=True):
-    def fn(input, *, out=None):  # noqa: A002 - torch's name
+    def fn(input, *, out=None):
         if _autocast.on:
             input = autocast_arg(name, input)
         x = _float_input(input, name) if float_only else input
@@ -402,7 +351,7 @@ sigmoid = _unary_fn(Sigmoid, "sigmoid")
 erf = _unary_fn(Erf, "erf")
 reciprocal = _unary_fn(Reciprocal, "reciprocal")
 relu = _unary_fn(Relu, "relu", float_only=False)
-abs = _unary_fn(Abs, "abs", float_only=False)  # noqa: A001 - torch.abs
+abs = _unary_fn(Abs, "abs", float_only=False)
 frac = _unary_fn(Frac, "frac")
 sign = _unary_fn(Sign, "sign", float_only=False)
 floor = _unary_fn(Floor, "floor", float_only=False)
@@ -415,7 +364,7 @@ fix = trunc
 absolute = abs
 
 
-def round(input, *, decimals: int = 0):  # noqa: A001 - torch.round
+def round(input, *, decimals: int = 0):
     """Round half to even (``torch.round``); ``decimals`` digits after the point."""
     if decimals:
         return RoundDecimals.apply(input, decimals=decimals)
@@ -498,7 +447,7 @@ def fmod(input, other):
     return Fmod.apply(a, b)
 
 
-def pow(input, exponent):  # noqa: A001 - torch.pow
+def pow(input, exponent):
     """``input ** exponent``; number or Tensor on either side (``torch.pow``)."""
     if _autocast.on:
         input, exponent = autocast_args("pow", input, exponent)
@@ -543,7 +492,7 @@ def minimum(input, other):
     return Minimum.apply(a, b)
 
 
-def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
+def clamp(input, min=None, max=None):
     """Limit values to ``[min, max]``; numbers or Tensors (``torch.clamp``). Gradient passes inside."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -563,11 +512,11 @@ def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
 clip = clamp
 
 
-def clamp_min(input, min):  # noqa: A002
+def clamp_min(input, min):
     return clamp(input, min=min)
 
 
-def clamp_max(input, max):  # noqa: A002
+def clamp_max(input, max):
     return clamp(input, max=max)
 
 
@@ -610,52 +559,5 @@ def square(input):
     return pow(input, 2)
 
 
-class Clone(Primitive):
-    @staticmethod
-    def forward(xp, x):
-        return xp.array(x, copy=True, order="C")
-
-    @staticmethod
-    def backward(grad):
-        return (grad,)
-
-
-def clone(input, *, memory_format=None):
-    """A copy with its own storage, differentiable (``torch.clone``)."""
-    return Clone.apply(input)
-
-
-class Fill(Primitive):
-    @staticmethod
-    def forward(xp, x, *, value):
-        return xp.full_like(x, value)
-
-    @staticmethod
-    def backward(grad, *, value):
-        return (grad * 0,)
-
-
-class CopyFrom(Primitive):
-    """``x.copy_(src)``: the result is ``src`` broadcast to ``x``'s shape."""
-
-    node_name = "CopyBackwards"
-
-    @staticmethod
-    def forward(xp, x, src):
-        return xp.broadcast_to(src, x.shape).copy()
-
-    @staticmethod
-    def backward(grad):
-        return grad * 0, grad
-
-
-class MaskedFill(Primitive):
-    @staticmethod
-    def forward(xp, x, value, *, mask):
-        return xp.where(mask, value, x)
-
-    @staticmethod
-    def backward(grad, *, mask):
-        cond = primitive._make(mask)
-        zero = scalar(0, grad._array.dtype)
-        return where(cond, zero, grad), where(cond, grad, zero)
+# NOTE: the fill/copy primitives live in fill.py (file size); re-exported for callers
+from .fill import Clone, CopyFrom, Fill, MaskedFill, clone  # noqa: F401
