@@ -19,8 +19,10 @@ $(VENV)/.examples-installed: pyproject.toml
 test: $(VENV)/.test-installed
 	$(PY) -m pytest
 
+# NOTE: one BLAS thread: the demo's matrices are small, and two OpenBLAS threads on a busy
+# 2-core machine made it ~10x slower (measured: 9 min vs 50 s)
 demo: $(VENV)/.examples-installed
-	$(PY) examples/gan.py
+	OPENBLAS_NUM_THREADS=1 $(PY) examples/gan.py
 
 bench: $(VENV)/.test-installed
 	$(PY) benchmarks/run.py

@@ -112,3 +112,4 @@ _arg_check.install(vars(nn.functional))
 _arg_check.install_methods(Tensor)
 
 __version__ = "0.1.0"
+from . import viz, viz_html  # noqa: E402,F401 - glassgrad.viz.make_dot after a plain import

@@ -173,10 +173,11 @@ def format_bytes(n: int) -> str:
 class BackwardCall:
     """One backward call as nodes remember it: the user's line that made it."""
 
-    __slots__ = ("where",)
+    __slots__ = ("where", "roots")
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, roots=()) -> None:
         self.where = where
+        self.roots = roots  # weak references to the root nodes this backward started from
 
     def __repr__(self) -> str:
         return f"<backward at {self.where}>"
@@ -184,7 +185,14 @@ class BackwardCall:
 
 def backward_call() -> BackwardCall:
     """The record a non-retaining backward leaves in the nodes it frees (~1 us per backward)."""
-    return BackwardCall(_user_frame())
+    edges = sys._getframe(1).f_locals.get("root_edges", ())
+    return BackwardCall(_user_frame(), tuple(weakref.ref(n) for n, _ in edges if n is not None))
+
+
+def same_roots(call: BackwardCall, nodes) -> bool:
+    """True when a backward starts again from a root node that ``call`` started from."""
+    old = {id(r()) for r in call.roots if r() is not None}
+    return any(id(n) in old for n in nodes)
 
 
 def called_by_user() -> bool:

@@ -182,7 +182,7 @@ def second_time_explanation(node) -> str:
             + " already released its saved tensors in an earlier backward"
             + (f" (the backward at {freed_by.where})" if freed_by else "") + ". ")
     now = _user_frame()
-    if freed_by is not None and freed_by.where == now:
+    if freed_by is not None and freed_by.where == now and not _restarts_from_root(freed_by):
         carried = _carried_tensor(node)
         return head + (
             "That backward is on the same line as this one: this iteration's graph reaches into "
@@ -197,6 +197,18 @@ def second_time_explanation(node) -> str:
         "retain_graph=True to the first backward only; or detach the shared tensor "
         "(fake.detach()) for the loss that must not reach it; or recompute the forward."
     )
+
+
+def _restarts_from_root(freed_by) -> bool:
+    """``z.backward(); z.backward()`` on one line: the same graph again, not a carried tensor."""
+    from . import engine
+    from .diagnostics import same_roots
+
+    f = sys._getframe(1)
+    while f is not None and f.f_code is not engine.run.__code__:
+        f = f.f_back
+    edges = f.f_locals.get("root_edges", ()) if f is not None else ()
+    return same_roots(freed_by, [n for n, _ in edges])
 
 
 def _carried_tensor(node) -> str:
