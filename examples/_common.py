@@ -53,3 +53,21 @@ class Timer:
 def seed_all(torch, seed: int) -> None:
     torch.manual_seed(seed)
     np.random.seed(seed)
+
+
+def blas_threads(n: int = 1):
+    """A context that caps NumPy's BLAS (and OpenMP) threads at ``n`` unless the user set
+    OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS. The examples' matrices are small
+    (64 x 256): on 2 cores, OpenBLAS's second thread costs more in synchronisation than it gives
+    (a GAN step: 8 ms on one thread, 22-160 ms on two). Uses threadpoolctl (scikit-learn's
+    dependency); without it, does nothing."""
+    import contextlib
+
+    if any(os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                       "MKL_NUM_THREADS")):
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n)

@@ -14,7 +14,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, digits_arrays, load_backend, out_dir, write_json
+from _common import (
+    Timer,
+    add_backend_arg,
+    blas_threads,
+    digits_arrays,
+    load_backend,
+    out_dir,
+    write_json,
+)
 
 
 def build_classifier(torch):
@@ -95,7 +103,8 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     torch = load_backend(args.backend)
     timer = Timer()
-    model, accuracy = train_classifier(torch, args.epochs, args.batch_size, args.lr, args.seed)
+    with blas_threads():
+        model, accuracy = train_classifier(torch, args.epochs, args.batch_size, args.lr, args.seed)
     out_dir(args.out)
     summary = {"test_accuracy": accuracy, "seconds": round(timer.elapsed(), 2),
                "backend": args.backend, "epochs": args.epochs}

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, load_backend, out_dir, write_json
+from _common import Timer, add_backend_arg, blas_threads, load_backend, out_dir, write_json
 
 
 def count_nodes(tensor) -> int:
@@ -243,7 +243,11 @@ def parse_args(argv=None):
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    torch = load_backend(args.backend)
+    with blas_threads():
+        return run(load_backend(args.backend), args)
+
+
+def run(torch, args) -> dict:
     out = out_dir(args.out)
     print(f"1. d^n/dx^n x**3 at x = 2 ({args.backend})")
     print(f"   {'order':>5} {'autograd':>10} {'exact':>8} {'finite diff':>12} {'graph nodes':>12}")

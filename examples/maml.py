@@ -4,13 +4,13 @@ Each task is y = A sin(x - phase) with A in [0.1, 5], phase in [0, pi], x in [-5
 (an MLP 1-40-40-1) sees K = 10 points of a new task, takes a few SGD steps on them, and is judged on
 that task's whole curve. Meta-learning finds the starting weights from which a few steps work.
 
-* ``article``: the article's loop: ``copy.deepcopy(model)``, per-step ``backward``, manual SGD update
-  under ``no_grad``, ``zero_grad``. The adapted copy's query gradient is sent to the original weights,
-  which makes it first-order MAML (no gradient flows through the inner updates).
+* ``article``: the article's loop: ``copy.deepcopy(model)``, per-step ``backward``, manual SGD
+  update under ``no_grad``, ``zero_grad``. The adapted copy's query gradient goes to the original
+  weights, which makes it first-order MAML (no gradient flows through the inner updates).
 * ``second-order``: true MAML: fast weights ``p - lr * g`` from ``autograd.grad(...,
   create_graph=True)``, run with ``func.functional_call``; the meta-gradient differentiates through
   the inner steps (Hessian-vector products).
-* ``first-order``: the same functional code with ``create_graph=False``: equal to the article's loop.
+* ``first-order``: the same functional code with ``create_graph=False``: equals the article's loop.
 
     python examples/maml.py                      # all three modes, < 1 minute
     python examples/maml.py --mode second-order  # one mode
@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, load_backend, out_dir, write_json
+from _common import Timer, add_backend_arg, blas_threads, load_backend, out_dir, write_json
 
 MODES = ("article", "second-order", "first-order")
 
@@ -223,7 +223,7 @@ def parse_args(argv=None):
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     add_backend_arg(parser)
     parser.add_argument("--mode", default="all", choices=("all",) + MODES)
-    parser.add_argument("--iterations", type=int, default=300, help="meta-updates per mode")
+    parser.add_argument("--iterations", type=int, default=500, help="meta-updates per mode")
     parser.add_argument("--meta-batch", type=int, default=10, help="tasks per meta-update")
     parser.add_argument("--k", type=int, default=10, help="support points per task (shots)")
     parser.add_argument("--inner-lr", type=float, default=0.01)
@@ -240,7 +240,11 @@ def parse_args(argv=None):
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    torch = load_backend(args.backend)
+    with blas_threads():
+        return run(load_backend(args.backend), args)
+
+
+def run(torch, args) -> dict:
     out = out_dir(args.out)
     modes = MODES if args.mode == "all" else (args.mode,)
     held_out, truths = sample_tasks(np.random.default_rng(10_000 + args.seed), args.eval_tasks,
@@ -255,7 +259,8 @@ def main(argv=None) -> dict:
         curve = adaptation_curve(torch, model, held_out, args.inner_lr, args.eval_steps)
         curves[mode], models[mode] = curve, model
         summary["modes"][mode] = {
-            "seconds": round(seconds, 2), "ms_per_meta_step": round(1000 * seconds / len(losses), 2),
+            "seconds": round(seconds, 2),
+            "ms_per_meta_step": round(1000 * seconds / len(losses), 2),
             "final_train_query_mse": round(float(np.mean(losses[-20:])), 4),
             "mse_unadapted": round(float(curve[0]), 4),
             "mse_after_1_step": round(float(curve[1]), 4),

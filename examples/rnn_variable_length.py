@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, load_backend, out_dir, write_json
+from _common import Timer, add_backend_arg, blas_threads, load_backend, out_dir, write_json
 
 
 def zen_text() -> str:
@@ -86,7 +86,7 @@ def build_model(torch, vocab: int, embed: int = 32, hidden: int = 128):
 
 
 def chunk_lengths(rng, total: int, bptt: int) -> list[int]:
-    """Random chunk lengths (mean ``bptt``, spread bptt / 4, at least 4) covering ``total`` steps."""
+    """Random chunk lengths (mean ``bptt``, spread bptt / 4, at least 4) summing to ``total``."""
     lengths = []
     while total > 0:
         n = min(total, max(4, round(rng.normal(bptt, bptt / 4))))
@@ -176,7 +176,7 @@ def without_detach(torch, model, data, n: int, chunks: int = 4) -> dict:
 
 
 def generate(torch, model, encode, decode, prompt: str, length: int, temperature: float, seed: int):
-    """Sample ``length`` characters after ``prompt`` (NumPy's generator: the same on every backend)."""
+    """Sample ``length`` characters after ``prompt`` (NumPy's generator: same on both backends)."""
     rng = np.random.default_rng(seed)
     with torch.no_grad():
         state = model.initial_state(1)
@@ -243,7 +243,11 @@ def parse_args(argv=None):
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
-    torch = load_backend(args.backend)
+    with blas_threads():
+        return run(load_backend(args.backend), args)
+
+
+def run(torch, args) -> dict:
     out = out_dir(args.out)
     text = zen_text()
     vocab = sorted(set(text))
@@ -266,7 +270,7 @@ def main(argv=None) -> dict:
 
     ids = np.asarray(encode(text), dtype=np.int64)
     steps = (len(ids) - 1) // args.streams
-    # column b is stream b: characters b * steps ... b * steps + steps (inputs and next-char targets)
+    # column b is stream b: characters b * steps ... b * steps + steps (inputs and next chars)
     data = torch.from_numpy(np.stack([ids[b * steps:(b + 1) * steps + 1]
                                       for b in range(args.streams)], axis=1))
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)

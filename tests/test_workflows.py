@@ -109,7 +109,8 @@ def _run_wgan(lib, gan, models, steps=6, n_critic=3):
         trace.extend(gan.critic_step(lib, g, c, opt_c, lib.from_numpy(real[k]),
                                      lib.from_numpy(z[k]), lib.from_numpy(eps[k]), 10.0))
         if (k + 1) % n_critic == 0:
-            trace.append(gan.wgan_generator_step(lib, g, c, opt_g, lib.from_numpy(z[k][::-1].copy())))
+            z_g = lib.from_numpy(z[k][::-1].copy())
+            trace.append(gan.wgan_generator_step(lib, g, c, opt_g, z_g))
     return np.array(trace)
 
 
@@ -152,7 +153,8 @@ def _maml_run(lib, maml, model, mode, iterations=3):
 
 def _small_maml(lib):
     nn = lib.nn
-    return nn.Sequential(nn.Linear(1, 12), nn.ReLU(), nn.Linear(12, 12), nn.Tanh(), nn.Linear(12, 1))
+    return nn.Sequential(nn.Linear(1, 12), nn.ReLU(), nn.Linear(12, 12), nn.Tanh(),
+                         nn.Linear(12, 1))
 
 
 @pytest.mark.parametrize("mode", ["second-order", "first-order", "article"])
@@ -187,8 +189,8 @@ def test_maml_second_order_meta_gradient_matches_torch():
     for lib, model in ((torch, theirs), (glassgrad, ours)):
         params = dict(model.named_parameters())
         fast = maml.adapt(lib, model, params, lib.from_numpy(xs), lib.from_numpy(ys), 0.1, 2, True)
-        loss = lib.nn.functional.mse_loss(lib.func.functional_call(model, fast, (lib.from_numpy(xq),)),
-                                          lib.from_numpy(yq))
+        pred = lib.func.functional_call(model, fast, (lib.from_numpy(xq),))
+        loss = lib.nn.functional.mse_loss(pred, lib.from_numpy(yq))
         grads.append(lib.autograd.grad(loss, list(params.values())))
     for a, b in zip(grads[1], grads[0]):
         assert_close(a, b, **TOL)

@@ -199,18 +199,23 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     the gradient arriving at each input (captured after its hooks). ``user_retain``: user code
     passed ``retain_graph=True`` (NOTE [Diagnostics] records the graph)."""
     root_edges = [_edge(t) for t in roots]
-    deps: dict = {}
-    seen = {e[0] for e in root_edges}
-    stack = list(seen)
+    # NOTE [Hot path]: deps doubles as the set of nodes seen; roots start at 0 consumers
+    deps: dict = {e[0]: 0 for e in root_edges}
+    stack = list(deps)
+    pop = stack.pop
+    push = stack.append
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                push(nxt)
+    # every node reached; its keys stay while deps' counts change (NOTE: graph_hooks reads it
+    # as this frame's local "seen", to tell which nodes this backward runs)
+    seen = deps
     if _Anomaly.enabled and _Anomaly.check_nan:
         from .anomaly import check_graph
 
@@ -250,50 +255,75 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
             heapq.heappush(heap, (-node._seq, counter, node))
             counter += 1
 
+    heappop = heapq.heappop
+    heappush = heapq.heappush
+    plain = not _Anomaly.enabled  # NOTE: _call handles anomaly mode and post hooks
     prev_mode = _state.enabled
     _state.enabled = create_graph
     try:
         while heap:
-            node = heapq.heappop(heap)[2]
+            node = heappop(heap)[2]
             grads = buffers.pop(node, None)
             out = None
             if grads is not None:
-                grads = _pre_hooks(node, grads, create_graph)
-                if targets is not None and node in targets:
-                    for nr, i in targets[node]:
-                        g = grads[nr]
-                        captured[i] = g if captured[i] is None or g is None else captured[i] + g
                 if type(node) is AccumulateGrad:
+                    if node.variable._hooks:
+                        grads = _pre_hooks(node, grads, create_graph)
+                    if targets is not None and node in targets:
+                        _capture(captured, targets[node], grads)
                     if accumulate and grads[0] is not None and (targets is None or node in targets):
                         _accumulate(node.variable, grads[0], create_graph)
                     continue
+                if node._tensor_hooks or node._retain or node._pre_hooks:
+                    grads = _pre_hooks(node, grads, create_graph)
+                if targets is not None and node in targets:
+                    _capture(captured, targets[node], grads)
                 if needed is None or _runs(node, targets, needed):
-                    out = _call(node, grads, release)
+                    if plain and not node._post_hooks:
+                        if node._freed:
+                            raise RuntimeError(_second_time_message(node))
+                        out = node._run_backward(grads)
+                        if release is not None:
+                            node._release(release)
+                    else:
+                        out = _call(node, grads, release)
+            meta = node._in_meta
             for k, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
                 if out is not None:
                     g = out[k]
                     if g is not None:
-                        shape, np_dtype = node._in_meta[k] if node._in_meta else (None, None)
-                        if type(g._array) is not _ndarray and _reduce_batched_grad is not None:
+                        shape, np_dtype = meta[k] if meta else (None, None)
+                        arr = g._array
+                        if type(arr) is not _ndarray and _reduce_batched_grad is not None:
                             g = _reduce_batched_grad(g, shape)
-                        if shape is not None and g._array.shape != shape:
+                            arr = g._array
+                        if shape is not None and arr.shape != shape:
                             g = _reduce_grad(node, k, g, shape)
-                        if np_dtype is not None and g._array.dtype != np_dtype:
+                        if np_dtype is not None and arr.dtype is not np_dtype \
+                                and arr.dtype != np_dtype:
                             g = g.to(dtypes._FROM_NP[np_dtype])
                         buf = buffers.get(nxt)
                         if buf is None:
                             buf = buffers[nxt] = [None] * nxt._n_outputs
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                            buf[nr] = g
+                        else:
+                            buf[nr] = g if buf[nr] is None else buf[nr] + g
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heapq.heappush(heap, (-nxt._seq, counter, nxt))
+                    heappush(heap, (-nxt._seq, counter, nxt))
                     counter += 1
     finally:
         _state.enabled = prev_mode
     return captured
+
+
+def _capture(captured, entries, grads) -> None:
+    for nr, i in entries:
+        g = grads[nr]
+        captured[i] = g if captured[i] is None or g is None else captured[i] + g
 
 
 def _runs(node, targets, needed) -> bool:

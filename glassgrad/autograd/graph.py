@@ -98,6 +98,7 @@ class Node:
     )
     _prim = None  # the Primitive whose backward this node runs (class attribute per subclass)
     _n_outputs = 1
+    _frees_attrs = False  # freed by backward even with no saved tensors (Primitive.frees_attrs)
 
     def __init__(self, next_functions, saved, attrs, in_meta):
         self.next_functions = next_functions
@@ -158,7 +159,7 @@ class Node:
 
     def _release(self, by=True) -> None:
         """Drop the saved tensors; ``by`` (the freeing ``BackwardCall``) is what ``_freed`` keeps."""
-        if self._saved:
+        if self._saved or self._frees_attrs:
             self._saved = None
             self._freed = by
 

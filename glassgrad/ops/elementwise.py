@@ -26,6 +26,7 @@ from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-ex
     _sign,
     _Step,
 )
+from .elementwise_backward import PowScalarBackward, SigmoidBackward, TanhBackward
 from .primitive import Primitive
 
 
@@ -118,7 +119,7 @@ class PowScalar(Primitive):
     def backward(grad, x, *, exponent):
         if exponent == 0:
             return (grad * 0,)
-        return (grad * exponent * x ** (exponent - 1),)
+        return (PowScalarBackward.apply(grad, x, exponent=exponent),)
 
 
 class Pow(Primitive):
@@ -162,7 +163,7 @@ def _unary(name, fwd, bwd, saves=("x",), node_name=None):
     """Declare a one-input primitive from its forward array function and its derivative rule."""
     ns = {
         "saves": saves,
-        "forward": staticmethod(lambda xp, x: fwd(xp, x)),
+        "forward": staticmethod(fwd),
         "backward": staticmethod(bwd),
     }
     if node_name:
@@ -188,11 +189,12 @@ Acos = _unary("Acos", lambda xp, x: xp.arccos(x), lambda g, x: (-g * rsqrt(1 - x
 Atan = _unary("Atan", lambda xp, x: xp.arctan(x), lambda g, x: (g / (1 + x * x),))
 Sinh = _unary("Sinh", lambda xp, x: xp.sinh(x), lambda g, x: (g * cosh(x),))
 Cosh = _unary("Cosh", lambda xp, x: xp.cosh(x), lambda g, x: (g * sinh(x),))
-Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (g * (1 - r * r),), ("result",))
+Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (TanhBackward.apply(g, r),),
+              ("result",))
 Sigmoid = _unary(
     "Sigmoid",
     lambda xp, x: _sigmoid(xp, x),
-    lambda g, r: (g * r * (1 - r),),
+    lambda g, r: (SigmoidBackward.apply(g, r),),
     ("result",),
 )
 Relu = _unary("Relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
@@ -205,13 +207,10 @@ Frac = _unary("Frac", lambda xp, x: x - xp.trunc(x), lambda g: (g,), ())
 
 
 def _sigmoid(xp, x):
-    # NOTE: split by sign so exp never overflows (float16 would give nan otherwise)
-    out = xp.empty_like(x)
-    pos = x >= 0
-    out[pos] = 1 / (1 + xp.exp(-x[pos]))
-    ex = xp.exp(x[~pos])
-    out[~pos] = ex / (1 + ex)
-    return out
+    # NOTE: by sign so exp never overflows (float16 would give nan otherwise): 1 / (1 + exp(-x))
+    # for x >= 0, exp(x) / (1 + exp(x)) below; exp(-|x|) is both, with no masked copies
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 def _erf(x):

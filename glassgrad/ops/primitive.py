@@ -65,6 +65,9 @@ class Primitive:
     # one more edge (None, 0) after the inputs: the Python number operand of `x * 2`, which PyTorch
     # wraps as a tensor, so next_functions reads as PyTorch's
     scalar_edge = False
+    # PyTorch saves the number of `x * 2` as a tensor, so its node is freed by backward and a
+    # second backward through it raises; True makes this node freed the same way
+    frees_attrs = False
     node_cls: type = Node
     _save_idx: tuple = ()
     _saves_input0 = False
@@ -88,7 +91,7 @@ class Primitive:
         cls._saves_input0 = 0 in idx
         slots = ("_n_outputs",) if cls.multi_output else ()
         cls.node_cls = type(cls.node_name or cls.__name__ + "Backward0", (Node,),
-                            {"__slots__": slots, "_prim": cls})
+                            {"__slots__": slots, "_prim": cls, "_frees_attrs": cls.frees_attrs})
         REGISTRY[cls.__name__] = cls
 
     @staticmethod

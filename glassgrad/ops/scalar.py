@@ -5,13 +5,38 @@ Python ``float`` or ``int`` (``_tensor_methods.py``). The number stays a Python 
 attribute): no 0-d tensor is made for it, nothing is saved for it, and NumPy's weak-scalar rule
 (NEP 50) keeps the tensor's dtype exactly as PyTorch's promotion does for a float tensor. Node
 names and ``next_functions`` (the number's ``(None, 0)`` edge) read as PyTorch's; ``2 - x`` is
-PyTorch's ``RsubBackward1`` with one edge. Every other operand mix goes through the public
+PyTorch's ``RsubBackward1`` with one edge. Mul and Div are freed by backward (``frees_attrs``):
+PyTorch saves their number as a tensor, so a second backward through them raises there too. Every other operand mix goes through the public
 functions (``ops.elementwise.add`` ...), which promote.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .primitive import Primitive
+
+_CONSTANTS: dict = {}  # (number, dtype) -> read-only 0-d array
+
+
+def constant(value, dtype):
+    """``value`` as a cached read-only 0-d array of ``dtype`` (NumPy converts a Python number on
+    every call, ~0.3 us: more than the 0-d op itself). Same values and warnings as NumPy's own
+    conversion of a Python operand (NEP 50); zeros (signed) and NaN are passed through uncached."""
+    key = (value, dtype)
+    arr = _CONSTANTS.get(key)
+    if arr is None:
+        if value == 0 or value != value:
+            return value
+        try:
+            arr = np.asarray(value, dtype=dtype)
+        except (OverflowError, TypeError, ValueError):
+            return value  # NumPy raises its own error when the op runs
+        arr.flags.writeable = False
+        if len(_CONSTANTS) >= 4096:
+            _CONSTANTS.clear()
+        _CONSTANTS[key] = arr
+    return arr
 
 
 class AddScalar(Primitive):
@@ -20,7 +45,7 @@ class AddScalar(Primitive):
 
     @staticmethod
     def forward(xp, x, *, other):
-        return x + other
+        return x + constant(other, x.dtype)
 
     @staticmethod
     def backward(grad, *, other):
@@ -33,7 +58,7 @@ class SubScalar(Primitive):
 
     @staticmethod
     def forward(xp, x, *, other):
-        return x - other
+        return x - constant(other, x.dtype)
 
     @staticmethod
     def backward(grad, *, other):
@@ -47,7 +72,7 @@ class RSubScalar(Primitive):
 
     @staticmethod
     def forward(xp, x, *, other):
-        return other - x
+        return constant(other, x.dtype) - x
 
     @staticmethod
     def backward(grad, *, other):
@@ -57,10 +82,11 @@ class RSubScalar(Primitive):
 class MulScalar(Primitive):
     node_name = "MulBackward0"
     scalar_edge = True
+    frees_attrs = True
 
     @staticmethod
     def forward(xp, x, *, other):
-        return x * other
+        return x * constant(other, x.dtype)
 
     @staticmethod
     def backward(grad, *, other):
@@ -70,10 +96,11 @@ class MulScalar(Primitive):
 class DivScalar(Primitive):
     node_name = "DivBackward0"
     scalar_edge = True
+    frees_attrs = True
 
     @staticmethod
     def forward(xp, x, *, other):
-        return x / other
+        return x / constant(other, x.dtype)
 
     @staticmethod
     def backward(grad, *, other):

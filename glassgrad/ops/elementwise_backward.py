@@ -1,0 +1,70 @@
+"""Fused derivative kernels of elementwise ops: one op instead of three in every first-order
+backward, each with its own backward so double backward still works (DESIGN.md: "a fast backward
+kernel is an op of its own").
+
+Each forward keeps the exact arithmetic order of the composite rule it replaces
+(``grad * (1 - y * y)`` for ``y = tanh(x)``...), so values are unchanged. Node names are PyTorch's
+(``TanhBackwardBackward0``, ``SigmoidBackwardBackward0``).
+"""
+
+from __future__ import annotations
+
+from .primitive import Primitive
+from .scalar import constant
+
+
+class TanhBackward(Primitive):
+    """``grad * (1 - y**2)``, the derivative of ``y = tanh(x)``."""
+
+    saves = ("grad", "y")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, grad, y):
+        return grad * (constant(1, y.dtype) - y * y)
+
+    @staticmethod
+    def backward(grad_grad, grad, y, needs_input_grad):
+        return (TanhBackward.apply(grad_grad, y) if needs_input_grad[0] else None,
+                grad_grad * grad * y * -2 if needs_input_grad[1] else None)
+
+
+class SigmoidBackward(Primitive):
+    """``grad * y * (1 - y)``, the derivative of ``y = sigmoid(x)``."""
+
+    saves = ("grad", "y")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, grad, y):
+        return grad * y * (constant(1, y.dtype) - y)
+
+    @staticmethod
+    def backward(grad_grad, grad, y, needs_input_grad):
+        return (SigmoidBackward.apply(grad_grad, y) if needs_input_grad[0] else None,
+                grad_grad * grad * (1 - y * 2) if needs_input_grad[1] else None)
+
+
+class PowScalarBackward(Primitive):
+    """``grad * exponent * x ** (exponent - 1)``, the derivative of ``x ** exponent`` for a number
+    ``exponent != 0``."""
+
+    node_name = "PowBackward0Backward0"
+    saves = ("grad", "x")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, grad, x, *, exponent):
+        return grad * constant(exponent, x.dtype) * x ** (exponent - 1)
+
+    @staticmethod
+    def backward(grad_grad, grad, x, *, exponent, needs_input_grad):
+        grad_grad_x = grad_x = None
+        if needs_input_grad[0]:
+            grad_grad_x = PowScalarBackward.apply(grad_grad, x, exponent=exponent)
+        if needs_input_grad[1]:
+            if exponent == 1:
+                grad_x = grad_grad * grad * 0
+            else:
+                grad_x = grad_grad * grad * (exponent * (exponent - 1)) * x ** (exponent - 2)
+        return grad_grad_x, grad_x
