@@ -17,7 +17,7 @@ import numpy as np
 
 def add_backend_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="glassgrad", choices=["glassgrad", "torch"],
-                        help="library that runs the code (default: glassgrad)")
+                        help="library that runs the code")
 
 
 def load_backend(name: str):

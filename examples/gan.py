@@ -208,6 +208,9 @@ def train(torch, args) -> dict:
     names = ("critic", "generator", "penalty") if wgan else ("discriminator", "generator")
     curves = {name: [] for name in names}
     out = out_dir(args.out)
+    memory = getattr(torch, "memory", None)
+    if memory is not None and hasattr(memory, "reset_peak_memory_stats"):
+        memory.reset_peak_memory_stats()  # glassgrad counts live tensor bytes from here on
     timer, cpu_start = Timer(), time.process_time()
     steps = 0
     epochs = range(args.epochs)
@@ -260,7 +263,6 @@ def train(torch, args) -> dict:
         "final_losses": {name: round(float(np.mean(v[-20:])), 4) for name, v in curves.items()},
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
-    memory = getattr(torch, "memory", None)
     if memory is not None and hasattr(memory, "max_memory_allocated"):
         summary["peak_tensor_memory_mb"] = round(memory.max_memory_allocated() / 2**20, 3)
     if not args.no_judge:
