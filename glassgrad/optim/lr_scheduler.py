@@ -185,11 +185,15 @@ class LRScheduler:
         """The next learning rates; use ``get_last_lr()`` to read the current ones."""
         raise NotImplementedError
 
-    def step(self, epoch: int | None = None) -> None:
+    def step(self, epoch: int | None = None, *, scaler=None) -> None:
         """Advance one epoch and write the new learning rates into the optimizer's groups.
 
         Call it after ``optimizer.step()``. ``epoch`` is deprecated (warns; uses the closed form
-        where the schedule has one)."""
+        where the schedule has one). glassgrad's addition: given the ``amp.GradScaler`` that
+        stepped the optimizer (``scheduler.step(scaler=scaler)``), a step the scaler skipped for
+        inf/NaN gradients does not advance the schedule."""
+        if scaler is not None and getattr(self.optimizer, "_last_step_skipped", False):
+            return
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
                 warnings.warn(

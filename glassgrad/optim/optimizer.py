@@ -247,6 +247,7 @@ class Optimizer:
             finally:
                 self._in_step = False
             self._step_count = self.__dict__.get("_step_count", 0) + 1
+            self._last_step_skipped = False
             for post_hook in chain(
                 self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()
             ):
@@ -263,8 +264,10 @@ class Optimizer:
 
     def _note_skipped_step(self) -> None:
         """Record a ``step()`` that a caller deliberately skipped (``amp.GradScaler`` on inf/NaN
-        gradients): LR schedulers then do not warn; ``_step_count`` is unchanged."""
+        gradients): LR schedulers then do not warn; ``_step_count`` is unchanged; a scheduler
+        stepped with ``scaler=`` does not advance."""
         self._opt_called = True
+        self._last_step_skipped = True
 
     def register_step_pre_hook(self, hook) -> RemovableHandle:
         """``hook(optimizer, args, kwargs)`` before each ``step``; may return new ``(args, kwargs)``

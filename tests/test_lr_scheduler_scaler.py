@@ -1,0 +1,47 @@
+"""A schedule stepped with ``scaler=`` does not advance when GradScaler skipped the step (issue 6)."""
+
+import math
+import warnings
+
+import glassgrad
+
+
+def _setup():
+    p = glassgrad.nn.Parameter(glassgrad.ones(2))
+    opt = glassgrad.optim.SGD([p], lr=1.0)
+    sched = glassgrad.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    scaler = glassgrad.amp.GradScaler("cpu", init_scale=4.0)
+    return p, opt, sched, scaler
+
+
+def _iteration(p, opt, sched, scaler, bad: bool):
+    opt.zero_grad()
+    loss = (p * (math.inf if bad else 1.0)).sum()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    sched.step(scaler=scaler)
+
+
+def test_skipped_step_does_not_advance_the_schedule_or_warn():
+    p, opt, sched, scaler = _setup()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _iteration(p, opt, sched, scaler, bad=True)  # skipped: lr stays 1.0, no warning
+    assert scaler.last_step.skipped
+    assert sched.get_last_lr() == [1.0]
+    assert sched.last_epoch == 0
+    _iteration(p, opt, sched, scaler, bad=False)  # a real step advances
+    assert not scaler.last_step.skipped
+    assert sched.get_last_lr() == [0.5]
+    assert sched.last_epoch == 1
+
+
+def test_without_the_scaler_the_schedule_advances_as_in_pytorch():
+    p, opt, sched, scaler = _setup()
+    opt.zero_grad()
+    scaler.scale((p * math.inf).sum()).backward()
+    scaler.step(opt)
+    scaler.update()
+    sched.step()
+    assert sched.get_last_lr() == [0.5]
