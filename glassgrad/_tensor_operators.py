@@ -40,7 +40,7 @@ def _binary(name, fn, prim, scalar_prim):
         elif isinstance(other, Tensor):
             dt = self._array.dtype
             if dt is other._array.dtype and dt.kind == "f":
-                return prim.apply(self, other)
+                return prim.apply_binary(self, other)
         elif not isinstance(other, _NUMBERS):
             return NotImplemented
         return fn(self, other)
@@ -89,7 +89,7 @@ def __pow__(self, exponent):
 def __neg__(self):
     if _autocast.on:
         return ew.neg(self)
-    return ew.Neg.apply(self)
+    return ew.Neg.apply_unary(self)
 
 
 Tensor.__pow__ = __pow__
@@ -102,7 +102,7 @@ def _unary(name, fn, prim, float_only: bool = True):
     def method(self):
         if _autocast.on or (float_only and self._array.dtype.kind != "f"):
             return fn(self)
-        return prim.apply(self)
+        return prim.apply_unary(self)
 
     method.__doc__ = fn.__doc__
     return _named(method, name)

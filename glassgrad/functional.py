@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from . import dtypes
 from .amp.autocast import autocast_arg
 from .amp.autocast import state as _autocast
+from .ops._util import wrap_dim
 from .ops.elementwise import exp, to_dtype
+from .ops.fused import LogSoftmax
 from .ops.reduction import logsumexp
 
 
@@ -42,6 +46,8 @@ def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None)
     if _autocast.on and dtype is None:
         input = autocast_arg("log_softmax", input)
     x, dim = _prepare(input, dim, dtype, "log_softmax")
+    if type(x._array) is np.ndarray and x._array.size:
+        return LogSoftmax.apply(x, dim=wrap_dim(dim, x._array.ndim, "log_softmax"))  # one op
     return x - logsumexp(x, dim, keepdim=True)
 
 

@@ -50,14 +50,14 @@ def test_mlp_ledger_counts_each_buffer_once(record_source):
     params = dict(net.named_parameters())
     data = graph.to_dict(loss, params)
     json.loads(json.dumps(data))
-    mms = _nodes(data, "MmBackward0")
+    mms = _nodes(data, "AddmmBackward0")
     assert len(mms) == 2
     first, second = mms
-    # Linear saves its input and the transposed weight: a view of the parameter, not a copy
-    assert [s["shape"] for s in first["saved"]] == [[4, 3], [3, 5]]
+    # Linear (one op, as PyTorch's addmm) saves its input and the weight: the parameter itself
+    assert [s["shape"] for s in first["saved"]] == [[4, 3], [5, 3]]
     assert first["saved"][0]["nbytes"] == x._array.nbytes
     w_entry = first["saved"][1]
-    assert w_entry["param"] == "0.weight" and w_entry["is_view"]
+    assert w_entry["param"] == "0.weight" and not w_entry["is_view"]
     assert w_entry["buffer_bytes"] == params["0.weight"]._array.nbytes
     # Tanh's saved output is the second matmul's saved input: one buffer, counted once
     (tanh,) = _nodes(data, "TanhBackward0")
@@ -72,7 +72,7 @@ def test_mlp_ledger_counts_each_buffer_once(record_source):
     assert tot["leaves"] == 4 and tot["saved_tensors"] == 5 and tot["saved_buffers"] == 4
     # forward order: each leaf just before the op that first reads it; source lines recorded
     names = [n["name"] for n in data["nodes"]]
-    assert names[:3] == ["AccumulateGrad", "PermuteBackward0", "MmBackward0"]
+    assert names[:3] == ["AccumulateGrad", "AccumulateGrad", "AddmmBackward0"]
     assert names[-1] == "SumBackward0"
     assert data["nodes"][-1]["source"].endswith(f"test_graph_inspect.py:{_line_of('.sum()  #')}")
     assert data["nodes"][0]["param"] == "0.weight"
@@ -183,7 +183,7 @@ def test_gan_step_with_retain_graph_shows_what_is_still_held():
     assert graph.to_dict(g_loss)["totals"]["freed_bytes"] == before
     text = io.StringIO()
     assert graph.summary(d_loss, file=text) is None
-    assert "(freed)" in text.getvalue() and "MmBackward0" in text.getvalue()
+    assert "(freed)" in text.getvalue() and "AddmmBackward0" in text.getvalue()
     for p_t, p_g in zip(mk[torch][0].parameters(), mk[glassgrad][0].parameters()):
         assert_close(p_g.grad, p_t.grad, 1e-5, 1e-4)
 
@@ -197,7 +197,8 @@ def test_double_backward_graph_wgan_gp_penalty():
     penalty = ((grads.norm(2, dim=1) - 1) ** 2).mean()
     data = graph.to_dict(penalty, dict(critic.named_parameters()))
     names = [n["name"] for n in data["nodes"]]
-    assert names.count("MmBackward0") > 2  # the forward's two, plus the backward's own
+    # the first Linear's forward op (tanh's input), plus the backward's own grad @ weight
+    assert names.count("AddmmBackward0") == 1 and names.count("MmBackward0") == 2
     assert "TanhBackward0" in names
     seen = set()
     for node in graph_nodes([penalty]):

@@ -74,22 +74,23 @@ def test_saved_tensors_before_and_after_backward():
     params = dict(net.named_parameters())
     before = _labels(make_dot(loss, params=params, show_saved=True))
     saved = {lab for lab, attrs in before.values() if "orange" in attrs}
-    # x, 0.weight.t(), tanh's output (shared by Tanh and the second Mm), 2.weight.t()
+    # x and 0.weight (Linear's AddmmBackward0), tanh's output (shared by Tanh and the second
+    # Linear), 2.weight
     assert saved == {f"x\n (5, 3)\n {x._array.nbytes} B",
-                     f"y\n (3, 4)\n {params['0.weight']._array.nbytes} B\n = 0.weight (view)",
+                     f"weight\n (4, 3)\n {params['0.weight']._array.nbytes} B\n = 0.weight",
                      f"result\n (5, 4)\n {hidden._array.nbytes} B",
-                     f"y\n (4, 1)\n {params['2.weight']._array.nbytes} B\n = 2.weight (view)"}
+                     f"weight\n (1, 4)\n {params['2.weight']._array.nbytes} B\n = 2.weight"}
     loss.backward()
     dot = make_dot(loss, params=params, show_saved=True, show_attrs=True)
     after = _labels(dot)
     ghosts = {lab for lab, attrs in after.values() if "dashed" in attrs}
     assert ghosts == {f"x\n (5, 3)\n freed ({x._array.nbytes} B)",
-                      f"y\n (3, 4)\n freed ({params['0.weight']._array.nbytes} B)",
+                      f"weight\n (4, 3)\n freed ({params['0.weight']._array.nbytes} B)",
                       f"result\n (5, 4)\n freed ({hidden._array.nbytes} B)",
-                      f"y\n (4, 1)\n freed ({params['2.weight']._array.nbytes} B)"}
+                      f"weight\n (1, 4)\n freed ({params['2.weight']._array.nbytes} B)"}
     assert not any("orange" in attrs for _, attrs in after.values())
-    assert any("x: [freed tensor]" in lab for lab, _ in after.values())
-    assert any("dims: (1, 0)" in lab for lab, _ in after.values())
+    assert any("x     : [freed tensor]" in lab for lab, _ in after.values())
+    assert any("dims   : (0, 1)" in lab for lab, _ in after.values())
 
 
 def test_module_clusters_from_named_parameters():
@@ -100,7 +101,7 @@ def test_module_clusters_from_named_parameters():
     assert set(by_label) == {"0", "2"}  # Tanh (module 1) has no parameters
     for mod, body in by_label.items():
         assert f"{mod}.weight" in body and f"{mod}.bias" in body
-        assert "MmBackward0" in body and "AddBackward0" in body
+        assert "AddmmBackward0" in body  # nn.Linear is one op, as PyTorch's addmm
     assert "TanhBackward0" not in "".join(by_label.values())
     assert "MeanBackward0" not in "".join(by_label.values())
 
@@ -159,7 +160,7 @@ def test_render_svg_and_png_through_graphviz():
     dot = make_dot(loss, params=dict(net.named_parameters()), show_saved=True)
     svg = dot.pipe(format="svg").decode()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    assert "MmBackward0" in svg and "0.weight" in svg and "cluster" in svg
+    assert "AddmmBackward0" in svg and "0.weight" in svg and "cluster" in svg
     png = dot.pipe(format="png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     img = mpimg.imread(io.BytesIO(png), format="png")

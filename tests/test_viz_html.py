@@ -120,4 +120,4 @@ def test_page_renders_in_headless_chromium(step, tmp_path):
     assert 'data-ready="1"' in dom
     rows = re.findall(r'<tr id="row(\d+)">', dom)
     assert len(rows) == len(graph.to_dict(loss)["nodes"])
-    assert "MmBackward0" in dom and "G.0.weight" in dom and "D.2.bias" in dom
+    assert "AddmmBackward0" in dom and "G.0.weight" in dom and "D.2.bias" in dom

@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import heapq
 import warnings
+from sys import getrefcount
+
+import numpy as np
 
 from numpy import ndarray as _ndarray
 
 from .. import dtypes
 from . import diagnostics as _diag
 from .grad_mode import _state
-from .graph import AccumulateGrad, _Anomaly, _Hooks, _second_time_message, grad_accumulator
+from .graph import (
+    _NEEDED,
+    AccumulateGrad,
+    _Anomaly,
+    _Hooks,
+    _second_time_message,
+    grad_accumulator,
+)
 
 _Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)
 _reduce_batched_grad = None  # NOTE [Dead levels] in func/_batching.py; bound when func is imported
@@ -260,34 +270,39 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     plain = not _Anomaly.enabled  # NOTE: _call handles anomaly mode and post hooks
     prev_mode = _state.enabled
     _state.enabled = create_graph
+    prev_needed = _NEEDED[0]
+    _NEEDED[0] = needed
     try:
-        while heap:
-            node = heappop(heap)[2]
+        node = heappop(heap)[2] if heap else None
+        while node is not None:
             grads = buffers.pop(node, None)
             out = None
             if grads is not None:
-                if type(node) is AccumulateGrad:
+                if type(node) is AccumulateGrad:  # (no edges: the loop below does nothing)
+                    g = None  # NOTE: no stale reference to a gradient _accumulate may take over
                     if node.variable._hooks:
                         grads = _pre_hooks(node, grads, create_graph)
                     if targets is not None and node in targets:
                         _capture(captured, targets[node], grads)
                     if accumulate and grads[0] is not None and (targets is None or node in targets):
                         _accumulate(node.variable, grads[0], create_graph)
-                    continue
-                if node._tensor_hooks or node._retain or node._pre_hooks:
-                    grads = _pre_hooks(node, grads, create_graph)
-                if targets is not None and node in targets:
-                    _capture(captured, targets[node], grads)
-                if needed is None or _runs(node, targets, needed):
-                    if plain and not node._post_hooks:
-                        if node._freed:
-                            raise RuntimeError(_second_time_message(node))
-                        out = node._run_backward(grads)
-                        if release is not None:
-                            node._release(release)
-                    else:
-                        out = _call(node, grads, release)
+                else:
+                    if node._tensor_hooks or node._retain or node._pre_hooks:
+                        grads = _pre_hooks(node, grads, create_graph)
+                    if targets is not None and node in targets:
+                        _capture(captured, targets[node], grads)
+                    if needed is None or _runs(node, targets, needed):
+                        if plain and not node._post_hooks:
+                            if node._freed:
+                                raise RuntimeError(_second_time_message(node))
+                            out = node._run_backward(grads)
+                            if release is not None and (node._saved or node._frees_attrs):
+                                node._saved = None  # Node._release, inlined
+                                node._freed = release
+                        else:
+                            out = _call(node, grads, release)
             meta = node._in_meta
+            ready = None
             for k, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
@@ -313,10 +328,23 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heappush(heap, (-nxt._seq, counter, nxt))
+                    if ready is None:
+                        ready = nxt
+                    else:
+                        heappush(heap, (-nxt._seq, counter, nxt))
+                        counter += 1
+            # the next node: the ready one with the highest sequence number (PyTorch's order);
+            # a lone ready node with nothing else waiting (a chain) skips the heap
+            if ready is not None and not heap:
+                node = ready
+            else:
+                if ready is not None:
+                    heappush(heap, (-ready._seq, counter, ready))
                     counter += 1
+                node = heappop(heap)[2] if heap else None
     finally:
         _state.enabled = prev_mode
+        _NEEDED[0] = prev_needed
     return captured
 
 
@@ -424,10 +452,14 @@ def _reduce_grad(node, k, g, shape):
 
 
 def _accumulate(variable, g, create_graph: bool) -> None:
-    """``AccumulateGrad``: first gradient is stored (a copy: it may alias another), later ones add."""
+    """``AccumulateGrad``: the first gradient is stored (a copy unless nothing else holds it: it
+    may alias another), later ones add."""
     old = variable._grad
     if old is None:
-        variable._grad = g if create_graph else _Tensor._make(g._array.copy())
+        if create_graph or _exclusive(g):
+            variable._grad = g
+        else:
+            variable._grad = _Tensor._make(g._array.copy())
     elif create_graph or old._requires_grad or not old._array.flags.writeable:
         variable._grad = old + g
     else:
@@ -436,6 +468,43 @@ def _accumulate(variable, g, create_graph: bool) -> None:
     if variable._post_acc_hooks:
         for hook in list(variable._post_acc_hooks.values()):
             hook(variable)
+
+
+def _exclusive(g, measure: bool = False):
+    """True when only the engine holds ``g`` and its (C-contiguous) array, or the buffer that array
+    views (an op's fresh result): it becomes ``.grad`` without a copy, as PyTorch's AccumulateGrad
+    steals a gradient nobody else uses. ``measure``: the reference counts instead (calibration)."""
+    arr = g._array
+    base = arr.base
+    if measure:
+        return getrefcount(g), getrefcount(arr), getrefcount(base)
+    if type(arr) is not _ndarray or g._base is not None or not arr.flags.c_contiguous:
+        return False
+    if getrefcount(g) > _EXCLUSIVE_REFS[0] or getrefcount(arr) > _EXCLUSIVE_REFS[1]:
+        return False
+    return base is None or (type(base) is _ndarray and getrefcount(base) <= _EXCLUSIVE_REFS[2])
+
+
+class _Probe:
+    __slots__ = ("_array", "_base")
+
+
+def _calibrate_exclusive() -> tuple:
+    """The reference counts ``_exclusive`` sees for a gradient (a view of a fresh buffer) held
+    only by the engine's buffer list, measured in the very call pattern of ``run`` ->
+    ``_accumulate`` -> ``_exclusive`` (so no interpreter's counting convention is assumed)."""
+
+    def accumulate(variable, g, create_graph):
+        return create_graph or _exclusive(g, True)
+
+    probe = _Probe()
+    probe._array, probe._base = np.empty(2)[:1], None
+    grads = [probe]
+    del probe
+    return accumulate(None, grads[0], False)
+
+
+_EXCLUSIVE_REFS = _calibrate_exclusive()
 
 
 def _store_grad(t, g, create_graph: bool) -> None:

@@ -72,6 +72,11 @@ class RemovableHandle:
         self.remove()
 
 
+# the nodes the running backward executes when it was given inputs (autograd.grad), else None;
+# engine.run sets it for its duration (and restores it: backward may run inside backward)
+_NEEDED: list = [None]
+
+
 class Node:
     """A recorded operation, seen from backward: ``y.grad_fn`` (``torch.autograd.graph.Node``).
 
@@ -146,14 +151,21 @@ class Node:
                 raise RuntimeError(_second_time_message(self))
             if _state.enabled:
                 saved = [s.unpack(self) if type(s) is SavedTensor else s for s in saved]
+            elif len(saved) == 1 and type(saved[0]) is SavedTensor:
+                saved = (saved[0]._unpack_plain(self),)
             else:  # NOTE: first order records nothing, so saved outputs need no history
                 saved = [s._unpack_plain(self) if type(s) is SavedTensor else s for s in saved]
         else:
             saved = ()
         grad = tuple(grads) if prim.multi_output else grads[0]
         if prim.wants_needs_input_grad:
-            # an edge is (node, nr); (None, 0) marks an input that needs no gradient
-            needs = tuple([e[0] is not None for e in self.next_functions])
+            # an edge is (node, nr); (None, 0) marks an input that needs no gradient, and so does
+            # one that leads to none of autograd.grad's inputs (_NEEDED, set by the engine)
+            needed = _NEEDED[0]
+            if needed is None:
+                needs = tuple([e[0] is not None for e in self.next_functions])
+            else:
+                needs = tuple([e[0] is not None and e[0] in needed for e in self.next_functions])
             return prim.backward(grad, *saved, needs_input_grad=needs, **self._attrs)
         return prim.backward(grad, *saved, **self._attrs)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax, softmax, softmin
@@ -16,6 +18,7 @@ from ..ops._util import is_tensor
 from ..ops.activation import Softplus
 from ..ops.elementwise import clamp, erf, expm1, sigmoid, tanh, where
 from ..ops.elementwise import relu as _relu
+from ..ops.fused import LeakyRelu
 from ..ops.shape import chunk
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -47,6 +50,9 @@ def relu6(input, inplace: bool = False):
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """``x`` where ``x > 0`` else ``negative_slope * x`` (``torch.nn.functional.leaky_relu``)."""
+    if (input._array.dtype.kind == "f" and type(input._array) is np.ndarray
+            and isinstance(negative_slope, (int, float))):
+        return LeakyRelu.apply(input, negative_slope=float(negative_slope))  # one op (ops/fused.py)
     return where(input > 0, input, input * negative_slope)
 
 

@@ -12,6 +12,8 @@ from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
 from ..ops._util import is_tensor
 from ..ops.elementwise import rsqrt, where
+from ..ops.fused import Linear
+from ..ops.fused_norm import BatchNorm
 from ..ops.linalg import matmul
 from ..ops.reduction import mean, norm
 from ..ops.shape import cat, narrow
@@ -22,8 +24,27 @@ def linear(input, weight, bias=None):
     """``input @ weight.T + bias``: ``(*, in) -> (*, out)`` (``torch.nn.functional.linear``)."""
     if _autocast.on:
         input, weight, bias = autocast_args("linear", input, weight, bias)
+    if bias is not None and _fusable(input, weight, bias):  # one op (ops/fused.py)
+        if input.ndim == 2:
+            return Linear.apply(input, weight, bias)
+        n_in, n_out = weight.shape[1], weight.shape[0]
+        lead = tuple(input.shape[:-1])
+        return Linear.apply(input.reshape(-1, n_in), weight, bias).reshape(*lead, n_out)
     out = matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
+
+
+def _fusable(input, weight, bias, feature_dim: int = -1) -> bool:
+    """The fused ops' conditions: plain float arrays of one dtype; for linear (``feature_dim``
+    -1) a 2-D weight matching the features, for batch norm (1) 1-D weight and bias, one per
+    channel."""
+    x, w, b = input._array, weight._array, bias._array
+    if not (type(x) is np.ndarray and type(w) is np.ndarray and type(b) is np.ndarray
+            and x.dtype.kind == "f" and x.dtype == w.dtype == b.dtype and x.ndim >= 1):
+        return False
+    if feature_dim == 1:
+        return x.ndim >= 2 and w.shape == b.shape == x.shape[1:2]
+    return w.ndim == 2 and x.shape[-1] == w.shape[1] and b.shape == w.shape[:1]
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -133,10 +154,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(
             f"Expected more than 1 value per channel when training, got input size {input.shape}"
         )
-    batch_mean = mean(input, dims, keepdim=True)
-    centred = input - batch_mean
-    batch_var = mean(centred * centred, dims, keepdim=True)
-    out = _affine(centred * rsqrt(batch_var + eps), weight, bias, shape)
+    if n and weight is not None and bias is not None and _fusable(input, weight, bias, 1):
+        # one op (NOTE [Fused batch norm] in ops/fused_norm.py); same values as below
+        out, batch_mean, batch_var = BatchNorm.apply(input, weight, bias, dims=dims, eps=eps)
+    else:
+        batch_mean = mean(input, dims, keepdim=True)
+        centred = input - batch_mean
+        batch_var = mean(centred * centred, dims, keepdim=True)
+        out = _affine(centred * rsqrt(batch_var + eps), weight, bias, shape)
     if running_mean is not None or running_var is not None:
         with no_grad():
             if running_mean is not None:

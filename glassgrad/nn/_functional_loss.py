@@ -17,6 +17,7 @@ from ..functional import log_softmax
 from ..ops._util import is_tensor
 from ..ops.activation import Softplus
 from ..ops.elementwise import log, where
+from ..ops.fused import NllLoss
 from ..ops.loss import BinaryCrossEntropy
 from ..tensor import Tensor
 
@@ -158,6 +159,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     if safe.size and (safe.min() < 0 or safe.max() >= c):
         bad = safe[(safe < 0) | (safe >= c)].flat[0]
         raise IndexError(f"Target {bad} is out of bounds.")
+    keep = ~ignored
+    arr = input._array
+    if (input.ndim == 2 and type(arr) is np.ndarray and arr.dtype.kind == "f"
+            and reduction in ("mean", "sum", "none")
+            and (weight is None or (weight._array.dtype == arr.dtype and not weight._requires_grad))):
+        # one fused op (ops/fused.py) for the common (N, C) case; same values as below
+        w = (weight._array[safe] * keep) if weight is not None else keep.astype(arr.dtype)
+        total = np.asarray(w.sum(), dtype=arr.dtype) if reduction == "mean" else None
+        return NllLoss.apply(input, index=safe, weight=w, total=total, reduction=reduction,
+                             classes=c)
     class_dim = 1 if input.ndim >= 2 else 0
     idx = Tensor._make(np.expand_dims(safe, class_dim))
     picked = -input.gather(class_dim, idx).squeeze(class_dim)

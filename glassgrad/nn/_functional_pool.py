@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backend import xp
 from ..ops import pool as _pool
+from ..ops.pool_fast import max_pool2d_indices
 from ..ops import primitive
 from ..tensor import Tensor
 
@@ -119,7 +120,10 @@ def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return
     x, batched = _batched(input, nd, op)
     kernel, stride, pads, dilation, _ = _pool_geometry(
         x, kernel_size, stride, padding, dilation, ceil_mode, nd, op)
-    indices = _pool.max_pool_indices(xp, x._array, kernel, stride, pads, dilation)
+    if nd == 2 and type(x._array) is np.ndarray:  # the tap-loop argmax (ops/pool_fast.py)
+        indices = max_pool2d_indices(xp, x._array, kernel, stride, pads, dilation)
+    else:
+        indices = _pool.max_pool_indices(xp, x._array, kernel, stride, pads, dilation)
     unique = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
     out = _pool.MaxPoolWithIndices.apply(x, indices=indices, size=x.shape, unique=unique)
     return _finish(out, indices, batched, return_indices)

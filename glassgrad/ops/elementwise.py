@@ -189,12 +189,12 @@ Acos = _unary("Acos", lambda xp, x: xp.arccos(x), lambda g, x: (-g * rsqrt(1 - x
 Atan = _unary("Atan", lambda xp, x: xp.arctan(x), lambda g, x: (g / (1 + x * x),))
 Sinh = _unary("Sinh", lambda xp, x: xp.sinh(x), lambda g, x: (g * cosh(x),))
 Cosh = _unary("Cosh", lambda xp, x: xp.cosh(x), lambda g, x: (g * sinh(x),))
-Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (TanhBackward.apply(g, r),),
+Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (TanhBackward.apply_binary(g, r),),
               ("result",))
 Sigmoid = _unary(
     "Sigmoid",
     lambda xp, x: _sigmoid(xp, x),
-    lambda g, r: (SigmoidBackward.apply(g, r),),
+    lambda g, r: (SigmoidBackward.apply_binary(g, r),),
     ("result",),
 )
 Relu = _unary("Relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
@@ -210,7 +210,7 @@ def _sigmoid(xp, x):
     # NOTE: by sign so exp never overflows (float16 would give nan otherwise): 1 / (1 + exp(-x))
     # for x >= 0, exp(x) / (1 + exp(x)) below; exp(-|x|) is both, with no masked copies
     e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    return xp.maximum(e, x >= 0) / (1 + e)  # maximum(e, x >= 0): 1 where x >= 0 (e <= 1), else e
 
 
 def _erf(x):

@@ -34,6 +34,11 @@ class MatMul(Primitive):
 
     @staticmethod
     def backward(grad, x, y, needs_input_grad):
+        if grad._array.ndim == 2 and y._array.ndim == 2 and type(grad._array) is np.ndarray:
+            from .fused import MatMulNT, MatMulTN  # one op each, no transpose op (ops/fused.py)
+
+            return (MatMulNT.apply(grad, y) if needs_input_grad[0] else None,
+                    MatMulTN.apply(x, grad) if needs_input_grad[1] else None)
         grad_x = matmul(grad, y.mT) if needs_input_grad[0] else None
         grad_y = matmul(x.mT, grad) if needs_input_grad[1] else None
         return grad_x, grad_y

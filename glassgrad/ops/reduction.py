@@ -17,6 +17,7 @@ from . import primitive
 from ._names import scalar_type
 from ._util import cast, wrap_dim, wrap_dims
 from .primitive import Primitive
+from .reduction_backward import MeanBackward, SumBackward
 from .scan import Cumprod, Cumsum, cumprod, cumsum, logcumsumexp  # noqa: F401 - re-exported
 from .selection import (  # noqa: F401 - re-exported
     MaxMin,
@@ -58,9 +59,7 @@ class Sum(Primitive):
 
     @staticmethod
     def backward(grad, *, dims, keepdim, shape):
-        from .shape import expand
-
-        return (expand(keep_dims(grad, dims, keepdim, shape), shape),)
+        return (SumBackward.apply(grad, dims=dims, keepdim=keepdim, shape=shape),)
 
 
 class SumDim(Sum):
@@ -81,6 +80,8 @@ class Mean(Primitive):
     def backward(grad, *, dims, keepdim, shape, n):
         from .shape import expand
 
+        if n:
+            return (MeanBackward.apply(grad, dims=dims, keepdim=keepdim, shape=shape, n=n),)
         # NOTE: divide after expanding, as PyTorch: with n == 0 the expanded grad is empty, and
         # double backward then sums an empty tensor (0), not 0 / 0
         return (expand(keep_dims(grad, dims, keepdim, shape), shape) / n,)

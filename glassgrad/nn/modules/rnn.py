@@ -20,6 +20,7 @@ import warnings
 
 from ..._factories import empty, zeros
 from ...ops.indexing import index_select
+from ...ops.rnn_fused import lstm_layer, time_steps
 from ...ops.shape import cat, stack
 from ...tensor import Tensor
 from ..module import Module
@@ -242,10 +243,15 @@ def _run_direction(step, x, state, weights, bias, proj, batch_sizes, reverse, fo
     gi = linear(x, w_ih.t(), b_ih)  # (T, B, G) padded, (sum(lengths), G) packed
     w_hh_t = w_hh.t().contiguous()  # NOTE: BLAS runs ~2x faster on a contiguous operand
     if batch_sizes is None:
+        if step is lstm_step and not proj and b_hh is None:  # NOTE [Fused LSTM] in ops/rnn_fused.py
+            fused = lstm_layer(gi, state[0], state[1], w_hh_t, reverse)
+            if fused is not None:
+                return fused
         n_steps = gi.shape[0]
         outputs = [None] * n_steps
+        steps_in = time_steps(gi)
         for t in (range(n_steps - 1, -1, -1) if reverse else range(n_steps)):
-            state = step(gi[t], state, w_hh_t, b_hh, w_hr_t)
+            state = step(steps_in[t], state, w_hh_t, b_hh, w_hr_t)
             outputs[t] = state[0]
         return stack(outputs, 0), state
     sizes = [int(b) for b in batch_sizes]
