@@ -4,9 +4,12 @@ Both libraries build each workload from identical NumPy weights and inputs; the 
 iterations are compared (a mismatch is reported in the table and fails the run), then the two are
 warmed up and timed alternately, so load on the machine hits both alike. The table shows the median
 time per iteration, the ratio glassgrad/torch (below 1: glassgrad is faster) and the issue's target.
-Peak memory is measured in a fresh subprocess per library and workload: the peak resident set
-(Linux ``VmHWM``, reset after the model and data are built) above the resident set at that point,
-over three iterations; the process's whole peak RSS (library import included) is in ``--json``.
+Peak memory is measured in a fresh subprocess per library and workload, as the resident set
+(Linux ``VmRSS``/``VmHWM``): "step" is the peak over the first three iterations above the resident
+set once the model and data are built (activations, saved tensors, gradients, optimizer state and
+whatever the library allocates lazily); "process" is the whole process's peak, library included.
+(After a warm-up the allocator keeps freed pages, so a later iteration's peak is not visible in
+the RSS at all: the first iterations are the honest measure.)
 
     python benchmarks/run.py                       # everything (a few minutes on 2 cores)
     python benchmarks/run.py --only chain,mlp      # workload keys: see --list
@@ -31,9 +34,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from benchmarks.workloads import WORKLOADS  # noqa: E402
+from benchmarks.workloads import WORKLOADS
 
 TARGETS = {"chain": 0.5, "x3": 1.0, "mlp": 1.0, "cnn": 2.0, "lstm": 1.5, "wgan_gp": 1.0,
            "maml": 1.0, "gan": 1.0}
@@ -147,8 +150,10 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
-def _fmt_mib(kib) -> str:
-    return "-" if kib is None else f"{kib / 1024:.1f} MiB"
+def _fmt_mem(m) -> str:
+    if not m:
+        return "-"
+    return f"{m['delta_kib'] / 1024:.1f} ({m['peak_kib'] / 1024:.0f}) MiB"
 
 
 def main(argv=None) -> int:
@@ -200,7 +205,7 @@ def main(argv=None) -> int:
           f"{blas['name']} ({blas['threads']} threads); torch {torch.__version__} "
           f"({torch.get_num_threads()} threads); load average {header['load_average_start']}")
     cols = (f"{'workload':44s} {'glassgrad':>10s} {'torch':>10s} {'ratio':>6s} {'target':>6s}"
-            f" {'mem gg':>10s} {'mem torch':>10s} {'ratio':>6s}  losses")
+            f" {'step mem gg':>18s} {'step mem torch':>18s} {'ratio':>6s}  losses")
     print(cols)
     print("-" * len(cols))
     results, failed = [], False
@@ -225,7 +230,7 @@ def main(argv=None) -> int:
                            f"{med['torch'] / w.ops * 1e6:.1f} us/op" if w.ops else "")
         print(f"{title:44s} {_fmt_time(med['glassgrad']):>10s} {_fmt_time(med['torch']):>10s} "
               f"{ratio:6.2f} {TARGETS.get(key, float('nan')):6.2f} "
-              f"{_fmt_mib(delta.get('glassgrad')):>10s} {_fmt_mib(delta.get('torch')):>10s} "
+              f"{_fmt_mem(mem.get('glassgrad')):>18s} {_fmt_mem(mem.get('torch')):>18s} "
               f"{'-' if mem_ratio is None else f'{mem_ratio:.2f}':>6s}  "
               f"{'match' if match else 'MISMATCH'}", flush=True)
         results.append({
@@ -236,8 +241,9 @@ def main(argv=None) -> int:
             "losses": losses, "losses_match": match,
         })
     header["load_average_end"] = load_average()
-    print(f"load average at the end {header['load_average_end']}; memory: peak RSS above the "
-          "RSS after building the workload, 3 iterations, fresh process per library")
+    print(f"load average at the end {header['load_average_end']}; memory: peak RSS of the first 3 "
+          "iterations above the RSS once the workload is built (process peak in parentheses), "
+          "fresh process per library")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"header": header, "results": results}, f, indent=2)

@@ -96,7 +96,7 @@ Tensor.view_as = lambda self, other: sh.view(self, other._array.shape)
 Tensor.reshape_as = lambda self, other: sh.reshape(self, other._array.shape)
 
 # + - * / ** unary minus and the common unary methods, with their fast paths
-from . import _tensor_operators  # noqa: E402,F401
+from . import _tensor_operators  # noqa: F401
 
 
 # --- conversions -------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ def _binary(name, fn, prim, scalar_prim):
         cls = other.__class__
         if cls is float or cls is int:
             if self._array.dtype.kind == "f":
-                return scalar_prim.apply(self, other=other)
+                return scalar_prim.apply_scalar(self, other)
         elif isinstance(other, Tensor):
             dt = self._array.dtype
             if dt is other._array.dtype and dt.kind == "f":
@@ -64,16 +64,16 @@ def _reflected(name, fn, scalar_op):
 
 def _rtruediv(x, number):
     # PyTorch's own spelling of `number / x` (MulBackward0 over ReciprocalBackward0)
-    return sc.MulScalar.apply(ew.Reciprocal.apply(x), other=number)
+    return sc.MulScalar.apply_scalar(ew.Reciprocal.apply_unary(x), number)
 
 
 Tensor.__add__ = _binary("__add__", ew.add, ew.Add, sc.AddScalar)
 Tensor.__sub__ = _binary("__sub__", ew.sub, ew.Sub, sc.SubScalar)
 Tensor.__mul__ = _binary("__mul__", ew.mul, ew.Mul, sc.MulScalar)
 Tensor.__truediv__ = _binary("__truediv__", ew.div, ew.Div, sc.DivScalar)
-Tensor.__radd__ = _reflected("__radd__", ew.add, lambda x, n: sc.AddScalar.apply(x, other=n))
-Tensor.__rsub__ = _reflected("__rsub__", ew.sub, lambda x, n: sc.RSubScalar.apply(x, other=n))
-Tensor.__rmul__ = _reflected("__rmul__", ew.mul, lambda x, n: sc.MulScalar.apply(x, other=n))
+Tensor.__radd__ = _reflected("__radd__", ew.add, sc.AddScalar.apply_scalar)
+Tensor.__rsub__ = _reflected("__rsub__", ew.sub, sc.RSubScalar.apply_scalar)
+Tensor.__rmul__ = _reflected("__rmul__", ew.mul, sc.MulScalar.apply_scalar)
 Tensor.__rtruediv__ = _reflected("__rtruediv__", ew.div, _rtruediv)
 
 

@@ -19,7 +19,6 @@ import warnings
 from sys import getrefcount
 
 import numpy as np
-
 from numpy import ndarray as _ndarray
 
 from .. import dtypes

@@ -26,7 +26,12 @@ from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-ex
     _sign,
     _Step,
 )
-from .elementwise_backward import PowScalarBackward, SigmoidBackward, TanhBackward
+from .elementwise_backward import (
+    PowScalarBackward,
+    SigmoidBackward,
+    TanhBackward,
+    ThresholdBackward,
+)
 from .primitive import Primitive
 
 
@@ -198,7 +203,7 @@ Sigmoid = _unary(
     ("result",),
 )
 Relu = _unary("Relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
-              lambda g, r: (where(r <= 0, 0.0, g),), ("result",))  # NaN passes g, as in PyTorch
+              lambda g, r: (ThresholdBackward.apply_binary(g, r),), ("result",))
 Erf = _unary("Erf", lambda xp, x: _erf(x),
              lambda g, x: (g * (2 / math.sqrt(math.pi)) * exp(-x * x),))
 Reciprocal = _unary("Reciprocal", lambda xp, x: 1 / x, lambda g, r: (-g * r * r,), ("result",))
@@ -229,9 +234,9 @@ class Where(Primitive):
 
     @staticmethod
     def backward(grad, *, condition):
-        cond = primitive._make(condition)
-        zero = scalar(0, grad._array.dtype)
-        return where(cond, grad, zero), where(cond, zero, grad)
+        zero = scalar(0, grad._array.dtype)  # (one dtype already: no promotion needed)
+        return (Where.apply(grad, zero, condition=condition),
+                Where.apply(zero, grad, condition=condition))
 
 
 class Maximum(Primitive):

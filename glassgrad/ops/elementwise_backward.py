@@ -9,6 +9,9 @@ Each forward keeps the exact arithmetic order of the composite rule it replaces
 
 from __future__ import annotations
 
+import numpy as np
+
+from . import primitive
 from .primitive import Primitive
 from .scalar import constant
 
@@ -68,3 +71,23 @@ class PowScalarBackward(Primitive):
             else:
                 grad_x = grad_grad * grad * (exponent * (exponent - 1)) * x ** (exponent - 2)
         return grad_grad_x, grad_x
+
+
+class ThresholdBackward(Primitive):
+    """``grad`` where ``y > 0`` (or NaN, as in PyTorch) else 0: the derivative of ``y = relu(x)``,
+    one op where the composite took a comparison and a ``where``; zero derivative in ``y``."""
+
+    saves = ("y",)
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, grad, y):
+        return xp.where(y <= 0, grad.dtype.type(0), grad)
+
+    @staticmethod
+    def backward(grad_grad, y, needs_input_grad):
+        zero = None
+        if needs_input_grad[1]:
+            zero = primitive._make(np.zeros(y._array.shape, dtype=y._array.dtype))
+        return (ThresholdBackward.apply_binary(grad_grad, y) if needs_input_grad[0] else None,
+                zero)

@@ -26,7 +26,7 @@ class Linear(Primitive):
 
     @staticmethod
     def forward(xp, x, weight, bias):
-        out = x @ weight.T
+        out = _gemm(xp, x, weight.T)
         out += bias
         return out
 

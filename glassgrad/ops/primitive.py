@@ -166,6 +166,23 @@ class Primitive:
         return result
 
     @classmethod
+    def apply_scalar(cls, x, other):
+        """``apply(x, other=other)`` spelled out, for the Python-number operators."""
+        try:
+            out = cls.forward(xp, x._array, other=other)
+        except Exception as exc:  # noqa: BLE001 - NOTE: NumPy may wrap a VmapFallback
+            out = _forward_failed(cls, (x,), {"other": other}, exc)
+        result = _make(out)
+        if _state.enabled:
+            if x._requires_grad:
+                _record(cls, result, (x,), {"other": other})
+            elif _Hooks.grad_consts:
+                _diagnostics.pass_mark(result, (x,))
+        elif _state.inference:
+            result._vc = INFERENCE_VERSION
+        return result
+
+    @classmethod
     def apply_inplace(cls, target, *others, **attrs):
         """``target.op_(*others)``: write the result into target's buffer, bump its version, and
         rebase target's history onto this op (through its base when target is a view)."""

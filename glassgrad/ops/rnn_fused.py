@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
-from .elementwise import _sigmoid, tanh
+from .elementwise import tanh
 from .primitive import Primitive
 from .shape import cat, stack
 

@@ -12,6 +12,8 @@ functions (``ops.elementwise.add`` ...), which promote.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .primitive import Primitive
@@ -26,7 +28,7 @@ def constant(value, dtype):
     key = (value, dtype)
     arr = _CONSTANTS.get(key)
     if arr is None:
-        if value == 0 or value != value:
+        if value == 0 or (value.__class__ is float and math.isnan(value)):
             return value
         try:
             arr = np.asarray(value, dtype=dtype)
