@@ -24,8 +24,9 @@ test: $(VENV)/.test-installed
 demo: $(VENV)/.examples-installed
 	OPENBLAS_NUM_THREADS=1 $(PY) examples/gan.py
 
+# BENCH_ARGS: e.g. "--threads 1", "--only chain,mlp", "--json bench.json" (python benchmarks/run.py -h)
 bench: $(VENV)/.test-installed
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) runs
