@@ -18,6 +18,7 @@ import numpy as np
 
 from .amp.autocast import state as _autocast
 from .ops import elementwise as ew
+from .ops import fast_path
 from .ops import scalar as sc
 from .tensor import Tensor
 
@@ -31,16 +32,18 @@ def _named(fn, name: str):
 
 def _binary(name, fn, prim, scalar_prim):
     """``self <op> other``; ``fn`` is the public function for the general case."""
+    apply_scalar = fast_path.scalar(scalar_prim)  # NOTE [Fast path] in ops/fast_path.py
+    apply_binary = prim.apply_binary
 
     def op(self, other):
         cls = other.__class__
         if cls is float or cls is int:
             if self._array.dtype.kind == "f":
-                return scalar_prim.apply_scalar(self, other)
+                return apply_scalar(self, other)
         elif isinstance(other, Tensor):
             dt = self._array.dtype
             if dt is other._array.dtype and dt.kind == "f":
-                return prim.apply_binary(self, other)
+                return apply_binary(self, other)
         elif not isinstance(other, _NUMBERS):
             return NotImplemented
         return fn(self, other)
@@ -71,16 +74,19 @@ Tensor.__add__ = _binary("__add__", ew.add, ew.Add, sc.AddScalar)
 Tensor.__sub__ = _binary("__sub__", ew.sub, ew.Sub, sc.SubScalar)
 Tensor.__mul__ = _binary("__mul__", ew.mul, ew.Mul, sc.MulScalar)
 Tensor.__truediv__ = _binary("__truediv__", ew.div, ew.Div, sc.DivScalar)
-Tensor.__radd__ = _reflected("__radd__", ew.add, sc.AddScalar.apply_scalar)
-Tensor.__rsub__ = _reflected("__rsub__", ew.sub, sc.RSubScalar.apply_scalar)
-Tensor.__rmul__ = _reflected("__rmul__", ew.mul, sc.MulScalar.apply_scalar)
+Tensor.__radd__ = _reflected("__radd__", ew.add, fast_path.scalar(sc.AddScalar))
+Tensor.__rsub__ = _reflected("__rsub__", ew.sub, fast_path.scalar(sc.RSubScalar))
+Tensor.__rmul__ = _reflected("__rmul__", ew.mul, fast_path.scalar(sc.MulScalar))
 Tensor.__rtruediv__ = _reflected("__rtruediv__", ew.div, _rtruediv)
+
+
+_pow_scalar = fast_path.scalar(ew.PowScalar)
 
 
 def __pow__(self, exponent):
     cls = exponent.__class__
     if (cls is float or cls is int) and not _autocast.on and self._array.dtype.kind == "f":
-        return ew.PowScalar.apply(self, exponent=exponent)
+        return _pow_scalar(self, exponent)
     if not isinstance(exponent, (Tensor, *_NUMBERS)):
         return NotImplemented
     return ew.pow(self, exponent)
@@ -98,11 +104,12 @@ Tensor.__neg__ = __neg__
 
 def _unary(name, fn, prim, float_only: bool = True):
     """``x.name()``: ``prim`` on a floating Tensor outside autocast, else the public ``fn``."""
+    apply_unary = fast_path.unary(prim)  # NOTE [Fast path] in ops/fast_path.py
 
     def method(self):
         if _autocast.on or (float_only and self._array.dtype.kind != "f"):
             return fn(self)
-        return prim.apply_unary(self)
+        return apply_unary(self)
 
     method.__doc__ = fn.__doc__
     return _named(method, name)

@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes
 from .autograd import diagnostics as _diagnostics
 from .autograd import engine
+from .autograd import graph as _graph
 from .autograd.grad_mode import _state
 from .autograd.graph import InferenceVersion, RemovableHandle
 from .backend import CPU_DEVICE, xp
@@ -556,4 +557,5 @@ class Size(tuple):
 
 primitive._make = Tensor._make
 engine._Tensor = Tensor
+_graph._make_tensor = Tensor._make
 _ = _state

@@ -113,7 +113,7 @@ def saved_arrays(node):
     for s in node._saved or ():
         if type(s) is SavedTensor:
             if s._unpack_hook is None:
-                s = s._tensor
+                s = s._peek()
             else:
                 s = s._packed
         for p in s if isinstance(s, (tuple, list)) else (s,):
@@ -136,7 +136,7 @@ def saved_bytes(nodes, exclude_leaves: bool = True) -> int:
             continue
         for s in saved:
             if type(s) is SavedTensor and s._unpack_hook is None:
-                arr = s._tensor._array
+                arr = s._peek()
                 if type(arr) is not ndarray:
                     continue
                 if arr.base is not None:

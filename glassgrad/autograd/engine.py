@@ -15,6 +15,7 @@ stay linked until their outputs die; Python frees a long chain iteratively (no r
 from __future__ import annotations
 
 import heapq
+import sys
 import warnings
 from sys import getrefcount
 
@@ -23,6 +24,7 @@ from numpy import ndarray as _ndarray
 
 from .. import dtypes
 from . import diagnostics as _diag
+from .engine_arrays import run_arrays
 from .grad_mode import _state
 from .graph import (
     _NEEDED,
@@ -33,6 +35,7 @@ from .graph import (
     grad_accumulator,
 )
 
+_this = sys.modules[__name__]
 _Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)
 _reduce_batched_grad = None  # NOTE [Dead levels] in func/_batching.py; bound when func is imported
 
@@ -271,6 +274,18 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     _state.enabled = create_graph
     prev_needed = _NEEDED[0]
     _NEEDED[0] = needed
+    if plain and not create_graph:  # NOTE [Array backward] in engine_arrays.py
+        for buf in buffers.values():
+            for i, t in enumerate(buf):
+                if t is not None:
+                    buf[i] = t._array
+        try:
+            run_arrays(_this, heap, counter, buffers, deps, targets, needed, captured, accumulate,
+                       release)
+        finally:
+            _state.enabled = prev_mode
+            _NEEDED[0] = prev_needed
+        return captured
     try:
         node = heappop(heap)[2] if heap else None
         while node is not None:

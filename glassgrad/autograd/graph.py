@@ -2,8 +2,9 @@
 
 NOTE [Saved outputs]: a node that saves its own output must not hold that output Tensor (the output
 holds the node as ``grad_fn``: a cycle that would keep every graph alive until the cyclic GC runs).
-It keeps a detached alias sharing the buffer and version counter, and re-attaches itself as
-``grad_fn`` when unpacked, so double backward still differentiates through the output.
+It keeps the output's array and version counter (no Tensor: one object less per op), and unpacks
+them as a Tensor with itself as ``grad_fn``, so double backward still differentiates through the
+output; a first-order backward on arrays (engine_arrays.py) reads the array itself.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import sys
 import weakref
 from typing import ClassVar
 
+from numpy import ndarray as _ndarray
+
 from .. import dtypes
 from .grad_mode import _state
 
 _sequence = itertools.count()
+_make_tensor = None  # Tensor._make, bound by tensor.py (the graph never imports the tensor module)
 
 
 class _Hooks:
@@ -104,6 +108,8 @@ class Node:
     _prim = None  # the Primitive whose backward this node runs (class attribute per subclass)
     _n_outputs = 1
     _frees_attrs = False  # freed by backward even with no saved tensors (Primitive.frees_attrs)
+    _np = None  # NOTE [Array backward] in engine_arrays.py: the primitive's backward_np, if any
+    _np_needs = False  # _np takes needs_input_grad=
 
     def __init__(self, next_functions, saved, attrs, in_meta):
         self.next_functions = next_functions
@@ -224,7 +230,10 @@ class SavedTensor:
     Unpacking checks the version (PyTorch's in-place error) and applies pack/unpack hooks.
     """
 
-    __slots__ = ("_is_output", "_output_nr", "_packed", "_tensor", "_unpack_hook", "_version")
+    # _tensor: the saved input Tensor (None for an output: NOTE [Saved outputs] keeps its _array
+    # and version counter _vc instead)
+    __slots__ = ("_array", "_is_output", "_output_nr", "_packed", "_tensor", "_unpack_hook", "_vc",
+                 "_version")
 
     def __init__(self, tensor, is_output: bool, output_nr: int = 0):
         if tensor._vc.__class__ is InferenceVersion:
@@ -255,12 +264,30 @@ class SavedTensor:
             return
         self._unpack_hook = None
         self._packed = None
-        # NOTE [Saved outputs]
-        self._tensor = tensor._alias() if is_output else tensor
+        if is_output:  # NOTE [Saved outputs]
+            self._tensor = None
+            self._array = tensor._array
+            self._vc = vc
+        else:
+            self._tensor = tensor
 
     @property
     def tensor(self):
+        """The saved Tensor as stored (an output comes back without history)."""
+        if self._tensor is None and self._unpack_hook is None:
+            return self._output_alias()
         return self._tensor
+
+    def _peek(self):
+        """The saved array, unchecked (memory accounting and drawing; no hooks ran)."""
+        t = self._tensor
+        return self._array if t is None else t._array
+
+    def _output_alias(self):
+        """The saved output as a Tensor without history (same buffer and version counter)."""
+        out = _make_tensor(self._array)
+        out._vc = self._vc
+        return out
 
     def unpack(self, node):
         if self._unpack_hook is not None:
@@ -281,26 +308,43 @@ class SavedTensor:
                         out._grad_acc = weakref.ref(acc)
             return out
         t = self._tensor
+        if t is None:  # NOTE [Saved outputs]
+            t = self._output_alias()
+            if self._vc[0] != self._version and not _diagnostics.accept_data_writes(t, self, node):
+                raise RuntimeError(_inplace_message(t, self._version, node, True,
+                                                    self._output_nr))
+            t._requires_grad = True
+            t.grad_fn = node
+            t._output_nr = self._output_nr
+            return t
         if t._vc[0] != self._version and not _diagnostics.accept_data_writes(t, self, node):
             raise RuntimeError(_inplace_message(t, self._version, node, self._is_output,
                                                 self._output_nr))
-        if self._is_output:
-            out = t._alias()
-            out._requires_grad = True
-            out.grad_fn = node
-            out._output_nr = self._output_nr
-            return out
         return t
+
+    def _unpack_array(self, node):
+        """The saved array for a first-order backward on arrays (NOTE [Array backward]); a 0-d one
+        as a NumPy scalar (the same value; scalar arithmetic is 5x faster)."""
+        if self._unpack_hook is None:
+            t = self._tensor
+            if t is None:
+                if self._vc[0] == self._version:
+                    a = self._array
+                    return a[()] if type(a) is _ndarray and not a.shape else a
+            elif t._vc[0] == self._version:
+                a = t._array
+                return a[()] if type(a) is _ndarray and not a.shape else a
+        a = self._unpack_plain(node)._array
+        return a[()] if type(a) is _ndarray and not a.shape else a
 
     def _unpack_plain(self, node):
         """``unpack`` for a backward that records nothing (first order): a saved output comes
         back as the stored alias, without a fresh history-carrying alias per use."""
-        t = self._tensor
         if self._unpack_hook is not None or not self._is_output:
             return self.unpack(node)
-        if t._vc[0] != self._version and not _diagnostics.accept_data_writes(t, self, node):
-            raise RuntimeError(_inplace_message(t, self._version, node, self._is_output,
-                                                self._output_nr))
+        t = self._output_alias()
+        if self._vc[0] != self._version and not _diagnostics.accept_data_writes(t, self, node):
+            raise RuntimeError(_inplace_message(t, self._version, node, True, self._output_nr))
         return t
 
 

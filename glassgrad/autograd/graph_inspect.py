@@ -97,7 +97,7 @@ def _saved_array(s):
     if not isinstance(s, SavedTensor):
         return None, False
     if s._unpack_hook is None:
-        return s._tensor._array, False
+        return s._peek(), False
     packed = s._packed
     for p in packed if isinstance(packed, (tuple, list)) else (packed,):
         if isinstance(p, engine._Tensor):

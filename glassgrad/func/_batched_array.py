@@ -53,7 +53,7 @@ class LogicalShape(tuple):
 class BatchedArray(NDArrayOperatorsMixin):
     """A NumPy duck array: ``phys`` is ``(B, *shape)``; ``level`` identifies the ``vmap`` call."""
 
-    __slots__ = ("level", "phys", "__weakref__")
+    __slots__ = ("__weakref__", "level", "phys")
     __array_priority__ = 2000
 
     def __init__(self, phys, level: int):

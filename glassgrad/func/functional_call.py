@@ -3,19 +3,82 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
+from ..nn.module import Module
 from ..tensor import Tensor
 
 _MISSING = object()
+_NAMED_MODULES = Module.named_modules
+_NAMED_PARAMETERS = Module.named_parameters
+_NAMED_BUFFERS = Module.named_buffers
+_NAMED_MEMBERS = Module._named_members
 
 
-def _untie(module, tensors: dict) -> dict:
+def _members(module) -> dict:
+    """Every parameter, then every buffer, of ``module`` as ``dotted name -> (tensor, store, key,
+    is_parameter, owner)`` (``store[key]`` holds it): the names that
+    ``named_parameters(remove_duplicate=False)`` and ``named_buffers(...)`` give, in one walk."""
+    # NOTE [Hot path]: functional_call runs this on every call (MAML: per task and inner step),
+    # so it walks the ``_modules`` dicts directly (depth first, as ``named_modules``) instead of
+    # nesting generators. A module that overrides the iteration methods gets the generic walk,
+    # so the names stay its own.
+    cls = type(module)
+    if not (cls.named_parameters is _NAMED_PARAMETERS and cls.named_buffers is _NAMED_BUFFERS
+            and cls._named_members is _NAMED_MEMBERS):
+        return _members_generic(module)
+    out = {}
+    with_buffers = []
+    stack = [("", module)]
+    while stack:
+        prefix, m = stack.pop()
+        if type(m).named_modules is not _NAMED_MODULES:
+            return _members_generic(module)
+        store = m._parameters
+        for key, t in store.items():
+            if t is not None:
+                out[prefix + key] = (t, store, key, True, m)
+        if m._buffers:
+            with_buffers.append((prefix, m))
+        children = m._modules
+        if children:
+            for name, child in reversed(children.items()):
+                if child is not None:
+                    stack.append((prefix + name + ".", child))
+    for prefix, m in with_buffers:
+        store = m._buffers
+        for key, t in store.items():
+            if t is not None:
+                out.setdefault(prefix + key, (t, store, key, False, m))
+    return out
+
+
+def _members_generic(module) -> dict:
+    """``_members`` through the public iteration methods (which a subclass may override); a name
+    not found where it says gets store None (``functional_call`` then swaps it the general way)."""
+    out = {}
+    for is_param, named in ((True, module.named_parameters), (False, module.named_buffers)):
+        for name, t in named(remove_duplicate=False):
+            prefix, _, key = name.rpartition(".")
+            try:
+                owner = module.get_submodule(prefix)
+            except AttributeError:
+                owner = None
+            store = getattr(owner, "_parameters" if is_param else "_buffers", None)
+            if store is None or store.get(key) is not t:
+                owner = store = None
+            out.setdefault(name, (t, store, key, is_param, owner))
+    return out
+
+
+def _untie(members: dict, tensors: dict) -> dict:
     """PyTorch's tie_weights=True: a value given for one name of a tied tensor goes to all."""
+    if len({id(entry[0]) for entry in members.values()}) == len(members):
+        return tensors  # nothing is tied (the common case)
     names_of: dict = {}
-    for name, t in list(module.named_parameters(remove_duplicate=False)) + list(
-            module.named_buffers(remove_duplicate=False)):
-        names_of.setdefault(id(t), set()).add(name)
+    for name, entry in members.items():
+        names_of.setdefault(id(entry[0]), set()).add(name)
     tied = {n: names for names in names_of.values() if len(names) > 1 for n in names}
     given = [n for n in tensors if n in tied]
     for name in given:
@@ -56,6 +119,14 @@ def _swap(module, path: str, value):
     return old
 
 
+def _in_store(entry) -> bool:
+    """Whether ``_swap`` would find the name of ``_members``' ``entry`` where ``entry`` says (a
+    forward may have moved it): then the swap goes straight into that store."""
+    _, store, key, is_param, owner = entry
+    # the general swap looks in _parameters before _buffers
+    return store is not None and key in store and (is_param or key not in owner._parameters)
+
+
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights: bool = True, strict: bool = False):
     """Call ``module(*args, **kwargs)`` with the tensors of ``parameter_and_buffer_dicts`` (a dict
@@ -68,32 +139,34 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     tensors; ``strict=True`` raises RuntimeError for missing or unexpected keys; with
     ``tie_weights`` a value given for one of tied weights is used for all of them.
     """
-    if isinstance(parameter_and_buffer_dicts, dict):
-        tensors = parameter_and_buffer_dicts
-    elif isinstance(parameter_and_buffer_dicts, Sequence):
-        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+    given = parameter_and_buffer_dicts
+    if isinstance(given, dict):
+        tensors = given
+    elif isinstance(given, Sequence):
+        if not all(isinstance(d, dict) for d in given):
             raise ValueError(
                 "Expected all elements of parameter_and_buffer_dicts to be dictionaries"
             )
-        keys = [k for d in parameter_and_buffer_dicts for k in d]
-        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        counts = Counter(k for d in given for k in d)
+        repeated = sorted(k for k, n in counts.items() if n > 1)
         if repeated:
             raise ValueError(
                 f"{repeated} appeared in multiple dictionaries; behavior of functional call is "
                 "ambiguous"
             )
-        tensors = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+        tensors = {k: v for d in given for k, v in d.items()}
+        given = None  # nothing to write back
     else:
         raise ValueError(  # noqa: TRY004 - PyTorch's exception type
             "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of dicts, but got "
             f"{type(parameter_and_buffer_dicts)}"
         )
+    members = _members(module)
     if tie_weights:
-        tensors = _untie(module, tensors)
+        tensors = _untie(members, tensors)
     if strict:
-        valid = {n for n, _ in module.named_parameters(remove_duplicate=False)}
-        valid |= {n for n, _ in module.named_buffers(remove_duplicate=False)}
-        missing, unexpected = sorted(valid - set(tensors)), sorted(set(tensors) - valid)
+        missing, unexpected = sorted(members.keys() - tensors.keys()), sorted(
+            tensors.keys() - members.keys())
         msgs = []
         if unexpected:
             msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
@@ -108,17 +181,31 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     elif not isinstance(args, tuple):
         args = (args,)
     originals = {}
+    fast = []  # the _members entry of each swapped name, None where the general _swap did it
     try:
         for name, value in tensors.items():
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"{value} is not an instance of torch.Tensor")
-            originals[name] = _swap(module, name, value)
-        return module(*args, **(kwargs or {}))
+            entry = members.get(name)
+            if entry is not None and _in_store(entry):
+                store, key = entry[1], entry[2]
+                originals[name] = store[key]
+                store[key] = value
+                fast.append(entry)
+            else:
+                originals[name] = _swap(module, name, value)
+                fast.append(None)
+        return module(*args, **kwargs) if kwargs else module(*args)
     finally:
-        for name, old in originals.items():
-            current = _swap(module, name, old)
-            if isinstance(parameter_and_buffer_dicts, dict) and name in parameter_and_buffer_dicts:
-                parameter_and_buffer_dicts[name] = current  # PyTorch writes reassignments back
+        for (name, old), entry in zip(originals.items(), fast):
+            if entry is not None and old is not _MISSING and _in_store(entry):
+                store, key = entry[1], entry[2]
+                current = store[key]
+                store[key] = old
+            else:
+                current = _swap(module, name, old)
+            if given is not None and name in given and given[name] is not current:
+                given[name] = current  # PyTorch writes reassignments back
 
 
 def stack_module_state(models) -> tuple[dict, dict]:

@@ -15,6 +15,7 @@ from ..ops.elementwise import rsqrt, where
 from ..ops.fused import Linear
 from ..ops.fused_norm import BatchNorm
 from ..ops.linalg import matmul
+from ..ops.scalar import constant
 from ..ops.reduction import mean, norm
 from ..ops.shape import cat, narrow
 from ..tensor import Tensor
@@ -163,6 +164,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         batch_var = mean(centred * centred, dims, keepdim=True)
         out = _affine(centred * rsqrt(batch_var + eps), weight, bias, shape)
     if running_mean is not None or running_var is not None:
+        if _plain_stats(running_mean, running_var, batch_mean, batch_var):
+            _update_running(running_mean, batch_mean._array.reshape(c), momentum)
+            var = batch_var._array.reshape(c)
+            _update_running(running_var, var * constant(n / (n - 1), var.dtype), momentum)
+            return out
         with no_grad():
             if running_mean is not None:
                 running_mean.mul_(1.0 - momentum).add_(
@@ -171,6 +177,32 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                 unbiased = batch_var.reshape(c) * (n / (n - 1))
                 running_var.mul_(1.0 - momentum).add_(unbiased.to(running_var.dtype) * momentum)
     return out
+
+
+def _plain_stats(running_mean, running_var, *stats) -> bool:
+    """Both running statistics given, as plain NumPy-backed tensors outside any graph (then
+    ``_update_running`` applies; else the Tensor ops above, e.g. inside ``vmap``)."""
+    if running_mean is None or running_var is None:
+        return False
+    for t in (running_mean, running_var, *stats):
+        if type(t._array) is not np.ndarray:
+            return False
+    return not (running_mean._requires_grad or running_var._requires_grad)
+
+
+def _update_running(buf, stat, momentum: float) -> None:
+    """``buf.mul_(1 - momentum).add_(stat.to(buf.dtype) * momentum)`` on the arrays (the same
+    kernels), without dispatching four Tensor ops per statistic. As PyTorch's batch-norm kernel,
+    which updates the running statistics in place, it leaves their version counter unchanged; a
+    read-only, inference-mode or diagnosed buffer takes ``Tensor._write`` (its checks, errors)."""
+    arr = buf._array
+    scaled = stat.astype(arr.dtype, copy=False) * constant(momentum, arr.dtype)
+    if buf._vc.__class__ is list and len(buf._vc) == 1 and arr.flags.writeable:
+        np.multiply(arr, constant(1.0 - momentum, arr.dtype), out=arr)
+        np.add(arr, scaled, out=arr)
+        return
+    buf._write(arr * constant(1.0 - momentum, arr.dtype), "mulscalar")
+    buf._write(buf._array + scaled, "add")
 
 
 def _normalize_last(x, dims, eps):

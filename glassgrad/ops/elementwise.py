@@ -63,6 +63,8 @@ class Add(Primitive):
     def backward(grad):
         return grad, grad
 
+    backward_np = backward  # NOTE [Array backward]: the same rule on arrays
+
 
 class Sub(Primitive):
     @staticmethod
@@ -72,6 +74,8 @@ class Sub(Primitive):
     @staticmethod
     def backward(grad):
         return grad, -grad
+
+    backward_np = backward
 
 
 class Mul(Primitive):
@@ -87,6 +91,8 @@ class Mul(Primitive):
         return (grad * y if needs_input_grad[0] else None,
                 grad * x if needs_input_grad[1] else None)
 
+    backward_np = backward
+
 
 class Div(Primitive):
     saves = ("x", "y")
@@ -101,6 +107,8 @@ class Div(Primitive):
         grad_x = grad / y
         return grad_x, (-grad_x * x / y if needs_input_grad[1] else None)
 
+    backward_np = backward
+
 
 class Neg(Primitive):
     @staticmethod
@@ -111,10 +119,13 @@ class Neg(Primitive):
     def backward(grad):
         return (-grad,)
 
+    backward_np = backward
+
 
 class PowScalar(Primitive):
     node_name = "PowBackward0"
     saves = ("x",)
+    scalar_attr = "exponent"
 
     @staticmethod
     def forward(xp, x, *, exponent):
@@ -125,6 +136,12 @@ class PowScalar(Primitive):
         if exponent == 0:
             return (grad * 0,)
         return (PowScalarBackward.apply(grad, x, exponent=exponent),)
+
+    @staticmethod
+    def backward_np(grad, x, *, exponent):
+        if exponent == 0:
+            return (grad * 0,)
+        return (PowScalarBackward.forward(np, grad, x, exponent=exponent),)
 
 
 class Pow(Primitive):
@@ -164,30 +181,42 @@ class RPowScalar(Primitive):
         return (grad * result * math.log(base),)
 
 
-def _unary(name, fwd, bwd, saves=("x",), node_name=None):
-    """Declare a one-input primitive from its forward array function and its derivative rule."""
+def _unary(name, fwd, bwd, saves=("x",), node_name=None, bwd_np=None):
+    """Declare a one-input primitive from its forward array function and its derivative rule
+    (``bwd_np``: the rule on arrays, NOTE [Array backward] in autograd/engine_arrays.py)."""
     ns = {
         "saves": saves,
         "forward": staticmethod(fwd),
         "backward": staticmethod(bwd),
     }
+    if bwd_np is not None:
+        ns["backward_np"] = staticmethod(bwd_np)
     if node_name:
         ns["node_name"] = node_name
     return type(name, (Primitive,), ns)
 
 
 # derivative rules read like a table: d/dx f(x), from the saved input x or result r
-Exp = _unary("Exp", lambda xp, x: xp.exp(x), lambda g, r: (g * r,), ("result",))
-Log = _unary("Log", lambda xp, x: xp.log(x), lambda g, x: (g / x,))
-Log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda g, x: (g / (x + 1),),
-               node_name="Log1PBackward0")
-Expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), lambda g, r: (g * (r + 1),), ("result",))
+# (a rule written with plain arithmetic serves arrays too: NumPy's scalar rules are PyTorch's here)
+_exp_rule = lambda g, r: (g * r,)
+_log_rule = lambda g, x: (g / x,)
+_log1p_rule = lambda g, x: (g / (x + 1),)
+_expm1_rule = lambda g, r: (g * (r + 1),)
+_sqrt_rule = lambda g, r: (g / (2 * r),)
+_reciprocal_rule = lambda g, r: (-g * r * r,)
+Exp = _unary("Exp", lambda xp, x: xp.exp(x), _exp_rule, ("result",), bwd_np=_exp_rule)
+Log = _unary("Log", lambda xp, x: xp.log(x), _log_rule, bwd_np=_log_rule)
+Log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), _log1p_rule, node_name="Log1PBackward0",
+               bwd_np=_log1p_rule)
+Expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), _expm1_rule, ("result",), bwd_np=_expm1_rule)
 Log2 = _unary("Log2", lambda xp, x: xp.log2(x), lambda g, x: (g / (x * math.log(2.0)),))
 Log10 = _unary("Log10", lambda xp, x: xp.log10(x), lambda g, x: (g / (x * math.log(10.0)),))
-Sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), lambda g, r: (g / (2 * r),), ("result",))
+Sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), _sqrt_rule, ("result",), bwd_np=_sqrt_rule)
 Rsqrt = _unary("Rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, r: (g * -0.5 * r**3,), ("result",))
-Sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, x: (g * cos(x),))
-Cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, x: (-g * sin(x),))
+Sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, x: (g * cos(x),),
+             bwd_np=lambda g, x: (g * np.cos(x),))
+Cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, x: (-g * sin(x),),
+             bwd_np=lambda g, x: (-g * np.sin(x),))
 Tan = _unary("Tan", lambda xp, x: xp.tan(x), lambda g, r: (g * (1 + r * r),), ("result",))
 Asin = _unary("Asin", lambda xp, x: xp.arcsin(x), lambda g, x: (g * rsqrt(1 - x * x),))
 Acos = _unary("Acos", lambda xp, x: xp.arccos(x), lambda g, x: (-g * rsqrt(1 - x * x),))
@@ -195,18 +224,21 @@ Atan = _unary("Atan", lambda xp, x: xp.arctan(x), lambda g, x: (g / (1 + x * x),
 Sinh = _unary("Sinh", lambda xp, x: xp.sinh(x), lambda g, x: (g * cosh(x),))
 Cosh = _unary("Cosh", lambda xp, x: xp.cosh(x), lambda g, x: (g * sinh(x),))
 Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (TanhBackward.apply_binary(g, r),),
-              ("result",))
+              ("result",), bwd_np=lambda g, r: (TanhBackward.forward(np, g, r),))
 Sigmoid = _unary(
     "Sigmoid",
     lambda xp, x: _sigmoid(xp, x),
     lambda g, r: (SigmoidBackward.apply_binary(g, r),),
     ("result",),
+    bwd_np=lambda g, r: (SigmoidBackward.forward(np, g, r),),
 )
 Relu = _unary("Relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
-              lambda g, r: (ThresholdBackward.apply_binary(g, r),), ("result",))
+              lambda g, r: (ThresholdBackward.apply_binary(g, r),), ("result",),
+              bwd_np=lambda g, r: (ThresholdBackward.forward(np, g, r),))
 Erf = _unary("Erf", lambda xp, x: _erf(x),
              lambda g, x: (g * (2 / math.sqrt(math.pi)) * exp(-x * x),))
-Reciprocal = _unary("Reciprocal", lambda xp, x: 1 / x, lambda g, r: (-g * r * r,), ("result",))
+Reciprocal = _unary("Reciprocal", lambda xp, x: 1 / x, _reciprocal_rule, ("result",),
+                    bwd_np=_reciprocal_rule)
 Abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda g, x: (g * sign(x),))
 Frac = _unary("Frac", lambda xp, x: x - xp.trunc(x), lambda g: (g,), ())
 

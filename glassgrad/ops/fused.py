@@ -36,6 +36,18 @@ class Linear(Primitive):
                 MatMulTN.apply(grad, x) if needs_input_grad[1] else None,
                 grad.sum(0) if needs_input_grad[2] else None)
 
+    @staticmethod
+    def backward_np(grad, x, weight, needs_input_grad):
+        if not _plain(grad, x, weight):
+            return _tensor_rule(Linear, grad, (x, weight), {"needs_input_grad": needs_input_grad})
+        if _all_zero(grad):  # NOTE [Zero gradients]
+            return (np.zeros(x.shape, grad.dtype) if needs_input_grad[0] else None,
+                    np.zeros(weight.shape, grad.dtype) if needs_input_grad[1] else None,
+                    np.zeros(weight.shape[:1], grad.dtype) if needs_input_grad[2] else None)
+        return (_gemm(np, grad, weight) if needs_input_grad[0] else None,
+                _gemm(np, grad.T, x) if needs_input_grad[1] else None,
+                np.add.reduce(grad, axis=0, dtype=grad.dtype) if needs_input_grad[2] else None)
+
 
 class MatMulNT(Primitive):
     """``a @ b.T`` for 2-D ``a (n, k)``, ``b (m, k)``: a product with a transposed operand in one
@@ -54,6 +66,13 @@ class MatMulNT(Primitive):
         return (matmul(grad, b) if needs_input_grad[0] else None,
                 MatMulTN.apply(grad, a) if needs_input_grad[1] else None)
 
+    @staticmethod
+    def backward_np(grad, a, b, needs_input_grad):
+        if not _plain(grad, a, b):
+            return _tensor_rule(MatMulNT, grad, (a, b), {"needs_input_grad": needs_input_grad})
+        return (_gemm(np, grad, b) if needs_input_grad[0] else None,
+                _gemm(np, grad.T, a) if needs_input_grad[1] else None)
+
 
 class MatMulTN(Primitive):
     """``a.T @ b`` for 2-D ``a (k, n)``, ``b (k, m)`` (see ``MatMulNT``)."""
@@ -71,11 +90,57 @@ class MatMulTN(Primitive):
         return (MatMulNT.apply(b, grad) if needs_input_grad[0] else None,
                 matmul(a, grad) if needs_input_grad[1] else None)
 
+    @staticmethod
+    def backward_np(grad, a, b, needs_input_grad):
+        if not _plain(grad, a, b):
+            return _tensor_rule(MatMulTN, grad, (a, b), {"needs_input_grad": needs_input_grad})
+        return (_gemm(np, b, grad.T) if needs_input_grad[0] else None,
+                _gemm(np, a, grad) if needs_input_grad[1] else None)
+
 
 def _gemm(xp, a, b):
+    """``a @ b`` for 2-D arrays, as ``MatMul``'s forward computes it (16-bit types in float32).
+
+    NOTE [GEMM shapes]: two layouts NumPy hands to a slow loop instead of BLAS are rewritten, with
+    the same numbers: an operand with a zero stride (a broadcast gradient, e.g. ``mean``'s) is
+    made contiguous (~20x faster), and an inner dim of 1 is the outer product ``a * b`` (one
+    rounding per element either way, ~6x faster)."""
     if a.dtype.itemsize == 2 and a.dtype.kind in "fV":  # as MatMul: 16-bit GEMMs in float32
         return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(a.dtype)
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2:
+        if a.shape[1] == 1 and b.shape[0] == 1 and a.dtype == b.dtype:
+            return np.multiply(a, b)
+        if 0 in a.strides and a.size > 1:
+            a = np.ascontiguousarray(a)
+        if 0 in b.strides and b.size > 1:
+            b = np.ascontiguousarray(b)
     return xp.matmul(a, b)
+
+
+def _all_zero(a) -> bool:
+    """NOTE [Zero gradients]: a gradient that is all zeros gives all-zero input gradients, so the
+    GEMMs behind it can be skipped. They arrive in WGAN-GP's double backward: the derivative of
+    ``leaky_relu``'s backward in its saved input is zero (PyTorch's ``zeros_like(grad)``, kept here
+    so the values and the set of gradients are PyTorch's), and it flows back through the forward
+    layers of the interpolated batch. One element is read first: a live gradient costs ~0.1 us."""
+    return a.size > 0 and not a.flat[0] and not a.any()
+
+
+def _plain(*arrays) -> bool:
+    """True when every operand is a NumPy ndarray (no ``vmap`` duck array)."""
+    for a in arrays:
+        if type(a) is not np.ndarray:
+            return False
+    return True
+
+
+def _tensor_rule(cls, grad, saved, attrs):
+    """NOTE [Array backward]: ``cls.backward`` on arrays wrapped as Tensors, for duck arrays
+    (``vmap``'s batched arrays) that the array rules' BLAS fast paths do not take."""
+    make = primitive._make
+    grads = grad if type(grad) is tuple else make(grad)
+    out = cls.backward(grads, *[s if s is None else make(s) for s in saved], **attrs)
+    return tuple(None if g is None else g._array for g in out)
 
 
 class LogSoftmax(Primitive):
@@ -94,6 +159,12 @@ class LogSoftmax(Primitive):
     @staticmethod
     def backward(grad, result, *, dim):
         return (LogSoftmaxBackwardData.apply(grad, result, dim=dim),)
+
+    @staticmethod
+    def backward_np(grad, result, *, dim):
+        if not _plain(grad, result):
+            return _tensor_rule(LogSoftmax, grad, (result,), {"dim": dim})
+        return (LogSoftmaxBackwardData.forward(np, grad, result, dim=dim),)
 
 
 class LogSoftmaxBackwardData(Primitive):
@@ -138,6 +209,15 @@ class NllLoss(Primitive):
         return (NllLossBackward.apply(grad, index=index, weight=weight, total=total,
                                       reduction=reduction, classes=classes),)
 
+    @staticmethod
+    def backward_np(grad, *, index, weight, total, reduction, classes):
+        if type(grad) is not np.ndarray:
+            return _tensor_rule(NllLoss, grad, (), {"index": index, "weight": weight,
+                                                   "total": total, "reduction": reduction,
+                                                   "classes": classes})
+        return (NllLossBackward.forward(np, grad, index=index, weight=weight, total=total,
+                                        reduction=reduction, classes=classes),)
+
 
 class NllLossBackward(Primitive):
     """The derivative of ``NllLoss``: ``-grad * weight[n] (/ total)`` at ``[n, index[n]]``, zeros
@@ -169,12 +249,19 @@ class LeakyRelu(Primitive):
     def forward(xp, x, *, negative_slope):
         scaled = x * x.dtype.type(negative_slope)
         if 0 < negative_slope <= 1:
-            return xp.maximum(x, scaled)
+            return xp.maximum(x, scaled, out=scaled) if type(scaled) is np.ndarray \
+                else xp.maximum(x, scaled)
         return xp.where(x > 0, x, scaled)
 
     @staticmethod
     def backward(grad, x, *, negative_slope):
         return (LeakyReluBackward.apply(grad, x, negative_slope=negative_slope),)
+
+    @staticmethod
+    def backward_np(grad, x, *, negative_slope):
+        if type(grad) is np.ndarray and _all_zero(grad):  # NOTE [Zero gradients]
+            return (np.zeros(x.shape, grad.dtype),)
+        return (LeakyReluBackward.forward(np, grad, x, negative_slope=negative_slope),)
 
 
 class LeakyReluBackward(Primitive):
@@ -188,6 +275,11 @@ class LeakyReluBackward(Primitive):
         if 0 < negative_slope <= 1:
             # NOTE: (x > 0) * (1 - s) + s is exactly 1 or s for s in (0, 1] (s + fl(1 - s) == 1
             # in binary floating point), so this is where(x > 0, grad, grad * s) bit for bit
+            if type(grad) is np.ndarray and type(x) is np.ndarray:  # (one buffer, in place)
+                factor = np.multiply(x > 0, grad.dtype.type(1) - slope, dtype=grad.dtype)
+                factor += slope
+                return np.multiply(grad, factor, out=factor) if factor.shape == grad.shape \
+                    else grad * factor
             return grad * ((x > 0) * (grad.dtype.type(1) - slope) + slope)
         return xp.where(x > 0, grad, grad * slope)
 
@@ -195,3 +287,8 @@ class LeakyReluBackward(Primitive):
     def backward(grad_grad, x, *, negative_slope):
         zero = primitive._make(np.zeros(x._array.shape, dtype=x._array.dtype))
         return LeakyReluBackward.apply(grad_grad, x, negative_slope=negative_slope), zero
+
+    @staticmethod
+    def backward_np(grad_grad, x, *, negative_slope):
+        return (LeakyReluBackward.forward(np, grad_grad, x, negative_slope=negative_slope),
+                np.zeros(x.shape, dtype=x.dtype))

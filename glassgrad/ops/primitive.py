@@ -42,7 +42,10 @@ from ..autograd.graph import (
 from ..backend import xp
 from . import _forward_errors
 
+_new = object.__new__
+
 _NO_EDGE = (None, 0)
+_NO_ATTRS: dict = {}  # NOTE: shared by attribute-less nodes; nothing writes to a node's _attrs
 _make = None  # Tensor._make, bound by tensor.py (ops never import tensor.py: it imports ops)
 REGISTRY: dict = {}
 _vmap_fallback = None  # glassgrad.func._batched_rules.batched_forward, bound by glassgrad.func
@@ -71,6 +74,8 @@ class Primitive:
     node_cls: type = Node
     _save_idx: tuple = ()
     _saves_input0 = False
+    _save1 = 0
+    scalar_attr = "other"  # the one attribute apply_scalar passes
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -89,9 +94,17 @@ class Primitive:
                 raise TypeError(f"{cls.__name__}.saves names unknown input {name!r}")
         cls._save_idx = tuple(idx)
         cls._saves_input0 = 0 in idx
+        # _record1's case: 0 saves nothing, 1 the output, 2 the input, 3 anything else
+        cls._save1 = {(): 0, (-1,): 1, (0,): 2}.get(cls._save_idx, 3) if not cls.multi_output else 3
         slots = ("_n_outputs",) if cls.multi_output else ()
-        cls.node_cls = type(cls.node_name or cls.__name__ + "Backward0", (Node,),
-                            {"__slots__": slots, "_prim": cls, "_frees_attrs": cls.frees_attrs})
+        ns = {"__slots__": slots, "_prim": cls, "_frees_attrs": cls.frees_attrs}
+        # NOTE [Array backward] in autograd/engine_arrays.py: only the class that declares the
+        # backward in use may declare its array twin (a subclass's new backward drops it)
+        owner = next(c for c in cls.__mro__ if "backward" in c.__dict__)
+        if owner.__dict__.get("backward_np") is not None:
+            ns["_np"] = staticmethod(cls.backward_np)
+            ns["_np_needs"] = cls.wants_needs_input_grad
+        cls.node_cls = type(cls.node_name or cls.__name__ + "Backward0", (Node,), ns)
         REGISTRY[cls.__name__] = cls
 
     @staticmethod
@@ -101,6 +114,10 @@ class Primitive:
     @staticmethod
     def backward(grad, *saved, **attrs):
         raise NotImplementedError
+
+    # NOTE [Array backward] in autograd/engine_arrays.py: optionally, ``backward`` on arrays
+    # (same arguments, arrays in and out), run by a first-order backward instead of ``backward``
+    backward_np = None
 
     @classmethod
     def apply(cls, *inputs, **attrs):
@@ -120,6 +137,12 @@ class Primitive:
             return _apply_multi(cls, out, inputs, attrs)
         result = _make(out)
         if _state.enabled:
+            if n == 1:
+                if inputs[0]._requires_grad:
+                    _record1(cls, result, inputs[0], attrs)
+                elif _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
+                    _diagnostics.pass_mark(result, inputs)
+                return result
             for t in inputs:
                 if t._requires_grad:
                     _record(cls, result, inputs, attrs)
@@ -142,7 +165,7 @@ class Primitive:
         result = _make(out)
         if _state.enabled:
             if x._requires_grad:
-                _record(cls, result, (x,), {})
+                _record1(cls, result, x, _NO_ATTRS)
             elif _Hooks.grad_consts:
                 _diagnostics.pass_mark(result, (x,))
         elif _state.inference:
@@ -167,15 +190,17 @@ class Primitive:
 
     @classmethod
     def apply_scalar(cls, x, other):
-        """``apply(x, other=other)`` spelled out, for the Python-number operators."""
+        """``apply(x, other=other)`` spelled out, for the Python-number operators (the attribute
+        is named by ``scalar_attr``: ``x ** 2`` is ``PowScalar.apply(x, exponent=2)``)."""
+        attrs = {cls.scalar_attr: other}
         try:
-            out = cls.forward(xp, x._array, other=other)
+            out = cls.forward(xp, x._array, **attrs)
         except Exception as exc:  # noqa: BLE001 - NOTE: NumPy may wrap a VmapFallback
-            out = _forward_failed(cls, (x,), {"other": other}, exc)
+            out = _forward_failed(cls, (x,), attrs, exc)
         result = _make(out)
         if _state.enabled:
             if x._requires_grad:
-                _record(cls, result, (x,), {"other": other})
+                _record1(cls, result, x, attrs)
             elif _Hooks.grad_consts:
                 _diagnostics.pass_mark(result, (x,))
         elif _state.inference:
@@ -248,8 +273,63 @@ def _apply_multi(cls, outs, inputs, attrs) -> tuple:
     return results
 
 
+def _record1(cls, result, x, attrs):
+    """NOTE [Hot path]: ``_record`` for one input that requires grad (most ops), straight."""
+    fn = x.grad_fn
+    edge = (fn, x._output_nr) if fn is not None else (grad_accumulator(x), 0)
+    arr = x._array
+    if cls.scalar_edge:
+        edges = (edge, _NO_EDGE)
+        meta = ((arr.shape, arr.dtype), ((), arr.dtype))
+    else:
+        edges = (edge,)
+        meta = ((arr.shape, arr.dtype),)
+    how = cls._save1
+    if how == 0:
+        saved = ()
+    elif how == 1 and not _Hooks.saved_tensor_hooks:  # the output (NOTE [Saved outputs])
+        saved = (_save_output(result),)
+    elif how == 2:
+        saved = (SavedTensor(x, False),)
+    else:
+        return _record(cls, result, (x,), attrs)
+    node = cls.node_cls(edges, saved, attrs, meta)
+    if _Hooks.record_source or _Hooks.grad_consts:
+        _record_extras(node, result, (x,), attrs)
+    result._requires_grad = True
+    result.grad_fn = node
+    return node
+
+
+def _save_output(result):
+    """``SavedTensor(result, True)`` for a fresh single output, without the checks that cannot
+    fail there (no inference tensor, no hooks: the caller tested)."""
+    s = _new(SavedTensor)
+    vc = result._vc
+    vc.append(None)  # NOTE [Diagnostics]: watched (a fresh output's counter is [0])
+    s._version = 0
+    s._is_output = True
+    s._output_nr = 0
+    s._unpack_hook = None
+    s._packed = None
+    s._tensor = None
+    s._array = result._array
+    s._vc = vc
+    return s
+
+
+def _record_extras(node, result, inputs, attrs) -> None:
+    if _Hooks.record_source:
+        node.source = _user_frame()
+        if _Anomaly.enabled and _Anomaly.check_nan:
+            from ..autograd.anomaly import check_forward
+
+            check_forward(node, result, inputs, attrs)
+    if _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
+        _diagnostics.note_constant_inputs(node, inputs)
+
+
 def _record(cls, result, inputs, attrs, results=None):
-    # NOTE [Hot path]: one-input ops (most of them) take the straight path
     if len(inputs) == 1:
         t = inputs[0]
         fn = t.grad_fn
@@ -316,14 +396,8 @@ def _record(cls, result, inputs, attrs, results=None):
             for i in idx
         ])
     node = cls.node_cls(edges, saved, attrs, meta)
-    if _Hooks.record_source:
-        node.source = _user_frame()
-        if _Anomaly.enabled and _Anomaly.check_nan:
-            from ..autograd.anomaly import check_forward
-
-            check_forward(node, result, inputs, attrs)
-    if _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
-        _diagnostics.note_constant_inputs(node, inputs)
+    if _Hooks.record_source or _Hooks.grad_consts:
+        _record_extras(node, result, inputs, attrs)
     result._requires_grad = True
     result.grad_fn = node
     result._output_nr = 0

@@ -18,23 +18,23 @@ import numpy as np
 
 from .primitive import Primitive
 
-_CONSTANTS: dict = {}  # (number, dtype) -> read-only 0-d array
+_CONSTANTS: dict = {}  # (number, dtype) -> NumPy scalar
 
 
 def constant(value, dtype):
-    """``value`` as a cached read-only 0-d array of ``dtype`` (NumPy converts a Python number on
-    every call, ~0.3 us: more than the 0-d op itself). Same values and warnings as NumPy's own
-    conversion of a Python operand (NEP 50); zeros (signed) and NaN are passed through uncached."""
+    """``value`` as a cached NumPy scalar of ``dtype`` (NumPy converts a Python number on every
+    call, ~0.3 us: more than a 0-d op itself; a scalar, not a 0-d array, because scalar-with-scalar
+    arithmetic is 5x faster: NOTE [Fast path] in fast_path.py). Same values and warnings as
+    NumPy's own conversion of a Python operand (NEP 50); zeros (signed) and NaN pass uncached."""
     key = (value, dtype)
     arr = _CONSTANTS.get(key)
     if arr is None:
         if value == 0 or (value.__class__ is float and math.isnan(value)):
             return value
         try:
-            arr = np.asarray(value, dtype=dtype)
+            arr = np.asarray(value, dtype=dtype)[()]
         except (OverflowError, TypeError, ValueError):
             return value  # NumPy raises its own error when the op runs
-        arr.flags.writeable = False
         if len(_CONSTANTS) >= 4096:
             _CONSTANTS.clear()
         _CONSTANTS[key] = arr
@@ -53,6 +53,8 @@ class AddScalar(Primitive):
     def backward(grad, *, other):
         return grad, None
 
+    backward_np = backward  # NOTE [Array backward]: the same rule on arrays
+
 
 class SubScalar(Primitive):
     node_name = "SubBackward0"
@@ -65,6 +67,8 @@ class SubScalar(Primitive):
     @staticmethod
     def backward(grad, *, other):
         return grad, None
+
+    backward_np = backward
 
 
 class RSubScalar(Primitive):
@@ -80,6 +84,8 @@ class RSubScalar(Primitive):
     def backward(grad, *, other):
         return (-grad,)
 
+    backward_np = backward
+
 
 class MulScalar(Primitive):
     node_name = "MulBackward0"
@@ -94,6 +100,10 @@ class MulScalar(Primitive):
     def backward(grad, *, other):
         return grad * other, None
 
+    @staticmethod
+    def backward_np(grad, *, other):
+        return grad * constant(other, grad.dtype), None
+
 
 class DivScalar(Primitive):
     node_name = "DivBackward0"
@@ -107,3 +117,7 @@ class DivScalar(Primitive):
     @staticmethod
     def backward(grad, *, other):
         return grad / other, None
+
+    @staticmethod
+    def backward_np(grad, *, other):
+        return grad / constant(other, grad.dtype), None

@@ -132,22 +132,18 @@ class Adam(Optimizer):
             eps = group["eps"]
             amsgrad = group["amsgrad"]
             decoupled = group["decoupled_weight_decay"]
+            maximize = group["maximize"]
+            params, states = [], []
             for p in group["params"]:
                 if p._grad is None:
                     continue
-                state = self._init_state(p, amsgrad)
-                self._update(
-                    p,
-                    state,
-                    lr,
-                    beta1,
-                    beta2,
-                    eps,
-                    weight_decay,
-                    amsgrad,
-                    group["maximize"],
-                    decoupled,
-                )
+                params.append(p)
+                states.append(self._init_state(p, amsgrad))
+            args = (lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled)
+            if len(params) > 1 and not amsgrad:
+                params, states = _multi_tensor_update(params, states, *args)
+            for p, state in zip(params, states):
+                self._update(p, state, *args)
         return loss
 
     @staticmethod
@@ -169,7 +165,9 @@ class Adam(Optimizer):
         _lerp_(exp_avg._array, g, 1 - beta1)
         v = exp_avg_sq._array
         v *= beta2
-        v += (1 - beta2) * g * g
+        tmp = np.multiply(g, 1 - beta2)  # NOTE: (1 - beta2) * g * g, in one scratch buffer
+        tmp *= g
+        v += tmp
         _bump(exp_avg)
         _bump(exp_avg_sq, 2)
 
@@ -183,7 +181,92 @@ class Adam(Optimizer):
             np.maximum(max_sq._array, v, out=max_sq._array)
             _bump(max_sq)
             v = max_sq._array
-        denom = np.sqrt(v) / bias_correction2_sqrt
+        scratch = type(tmp) is np.ndarray and tmp.shape == v.shape and tmp.dtype == v.dtype
+        denom = np.sqrt(v, out=tmp) if scratch else np.sqrt(v)  # (0-d: NumPy scalars)
+        denom /= bias_correction2_sqrt
         denom += eps
-        x += -step_size * exp_avg._array / denom
+        update = np.multiply(exp_avg._array, -step_size)
+        update /= denom
+        x += update
         _bump(p)
+
+
+# NOTE [Multi-tensor Adam]: PyTorch's CPU default is the for-loop ("single tensor") update, ~12
+# kernels per parameter; for small parameters their Python calls cost more than their arithmetic.
+# The parameters below _FLAT_MAX elements that share a dtype and a step count are updated as one
+# flat vector: their gradients and moments are gathered (one concatenate each), the update runs
+# once with the same kernels in the same order (so every element gets the very same arithmetic),
+# and the results are written back. Large parameters keep the per-parameter update, where the
+# gather and scatter would only add memory traffic.
+_FLAT_MAX = 1 << 15
+
+
+def _multi_tensor_update(params, states, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
+                         decoupled):
+    """Update the small parameters of one group together; returns the (params, states) left for
+    the per-parameter update."""
+    small, rest, rest_states = [], [], []
+    dtype = step0 = None
+    for p, state in zip(params, states):
+        x, g = p._array, p._grad._array
+        if (x.size < _FLAT_MAX and type(x) is np.ndarray and type(g) is np.ndarray
+                and x.dtype.kind == "f" and (dtype is None or x.dtype == dtype)
+                and g.dtype == x.dtype and g.shape == x.shape):
+            step = state["step"]._array
+            if step0 is None:
+                dtype, step0 = x.dtype, step
+            if step == step0 and step.dtype == step0.dtype:
+                small.append((p, state))
+                continue
+        rest.append(p)
+        rest_states.append(state)
+    if len(small) < 2:
+        return params, states
+    sizes = [p._array.size for p, _ in small]
+    g = np.concatenate([p._grad._array.reshape(-1) for p, _ in small])
+    if maximize:
+        np.negative(g, out=g)
+    tmp = np.empty_like(g)
+    for p, state in small:
+        step_t = state["step"]
+        step_t._array += 1
+        _bump(step_t)
+    if weight_decay != 0:
+        if decoupled:
+            for p, _ in small:
+                p._array *= 1 - lr * weight_decay
+                _bump(p)
+        else:  # g + weight_decay * x
+            np.multiply(np.concatenate([p._array.reshape(-1) for p, _ in small]), weight_decay,
+                        out=tmp)
+            g += tmp
+    m = np.concatenate([state["exp_avg"]._array.reshape(-1) for _, state in small])
+    v = np.concatenate([state["exp_avg_sq"]._array.reshape(-1) for _, state in small])
+    _lerp_(m, g, 1 - beta1)
+    v *= beta2
+    np.multiply(g, 1 - beta2, out=tmp)
+    tmp *= g
+    v += tmp
+
+    step = small[0][1]["step"].item()
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = bias_correction2**0.5
+    denom = np.sqrt(v, out=tmp)
+    denom /= bias_correction2_sqrt
+    denom += eps
+    update = np.multiply(m, -step_size, out=g)
+    update /= denom
+    start = 0
+    for (p, state), n in zip(small, sizes):
+        end = start + n
+        shape = p._array.shape
+        p._array += update[start:end].reshape(shape)
+        state["exp_avg"]._array[...] = m[start:end].reshape(shape)
+        state["exp_avg_sq"]._array[...] = v[start:end].reshape(shape)
+        _bump(p)
+        _bump(state["exp_avg"])
+        _bump(state["exp_avg_sq"], 2)
+        start = end
+    return rest, rest_states

@@ -54,6 +54,12 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
+        # NOTE [Hot path]: a plain Linear reads its weights straight from ``_parameters`` (each
+        # ``self.weight`` is a Module.__getattr__ call, ~0.5 us); a subclass (which may define
+        # them as properties) and a weight moved out of ``_parameters`` go through getattr.
+        params = self._parameters
+        if type(self) is Linear and "weight" in params and "bias" in params:
+            return F.linear(input, params["weight"], params["bias"])
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:

@@ -1,0 +1,154 @@
+"""First-order backward on raw arrays: the engine's loop when nothing records (``create_graph=False``).
+
+NOTE [Array backward]: a first-order backward needs no history on its gradients, so wrapping each
+of them in a Tensor (and running Tensor-level ops that test grad mode, promote and wrap again) is
+pure overhead, about half of a scalar op's backward. Here gradients travel as NumPy arrays (0-d
+ones as NumPy scalars, whose arithmetic is 5x faster) and a node whose primitive declares
+``backward_np`` (the same derivative rule on arrays, built from the array functions the Tensor
+rule's primitives run, so the numbers are the same) runs without a single Tensor. Everything user-visible stays Tensor: hooks, ``retain_grad``, captured
+``autograd.grad`` results and ``.grad`` see Tensors (wrapped at that point), and a node without
+``backward_np`` (custom Functions, module hooks, rare ops) runs its Tensor backward on wrapped
+gradients. Scheduling, freeing and errors are ``engine.run``'s, line for line.
+
+``run_arrays`` is entered from ``engine.run`` after its set-up; it must keep the reference pattern
+``_accumulate`` calibrates against (NOTE in engine._calibrate_exclusive): the gradient list popped
+from ``buffers`` holds the only reference to a fresh gradient.
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+from numpy import float32 as _f32
+from numpy import float64 as _f64
+from numpy import generic as _generic
+from numpy import ndarray as _ndarray
+
+from .. import dtypes
+from .graph import AccumulateGrad, SavedTensor, _second_time_message
+
+
+def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, accumulate, release):
+    """Run the graph with array gradients; ``eng`` is the engine module (its helpers and its
+    late-bound ``_Tensor``/``_reduce_batched_grad``)."""
+    wrap = eng._Tensor._make
+    reduce_batched = eng._reduce_batched_grad
+    g = None
+    node = heappop(heap)[2] if heap else None
+    while node is not None:
+        grads = buffers.pop(node, None)
+        out = None
+        if grads is not None:
+            if type(node) is AccumulateGrad:
+                # NOTE: the list keeps the only reference (see the module docstring)
+                grads[0] = None if grads[0] is None else wrap(grads[0])
+                if node.variable._hooks:
+                    grads = eng._pre_hooks(node, grads, False)
+                if targets is not None and node in targets:
+                    eng._capture(captured, targets[node], grads)
+                if accumulate and grads[0] is not None and (targets is None or node in targets):
+                    eng._accumulate(node.variable, grads[0], False)
+            else:
+                hooked = node._tensor_hooks or node._retain or node._pre_hooks
+                if hooked or (targets is not None and node in targets):
+                    tg = [None if a is None else wrap(a) for a in grads]
+                    if hooked:
+                        tg = eng._pre_hooks(node, tg, False)
+                    if targets is not None and node in targets:
+                        eng._capture(captured, targets[node], tg)
+                    grads = [None if t is None else t._array for t in tg]
+                if needed is None or eng._runs(node, targets, needed):
+                    bnp = node._np
+                    if bnp is not None and not node._post_hooks:
+                        if node._freed:
+                            raise RuntimeError(_second_time_message(node))
+                        saved = node._saved
+                        try:
+                            if node._np_needs or node._prim.multi_output or len(saved) > 1:
+                                out = _backward_np(node, bnp, grads, needed)
+                            elif saved:  # NOTE [Hot path]: one saved tensor, one output, inlined
+                                s = saved[0]
+                                out = bnp(grads[0], s._unpack_array(node)
+                                          if type(s) is SavedTensor else s, **node._attrs)
+                            else:
+                                out = bnp(grads[0], **node._attrs)
+                        except Exception:  # noqa: BLE001
+                            # vmap's batched arrays may need the primitives' batching rules
+                            # (NOTE [Batched arrays]); a real error is raised there again
+                            tg = [None if a is None else wrap(a) for a in grads]
+                            out = [None if t is None else t._array
+                                   for t in node._run_backward(tg)]
+                        if release is not None and (node._saved or node._frees_attrs):
+                            node._saved = None  # Node._release, inlined
+                            node._freed = release
+                    else:
+                        tg = [None if a is None else wrap(a) for a in grads]
+                        if node._post_hooks:
+                            out = eng._call(node, tg, release)
+                        else:
+                            if node._freed:
+                                raise RuntimeError(_second_time_message(node))
+                            out = node._run_backward(tg)
+                            if release is not None and (node._saved or node._frees_attrs):
+                                node._saved = None
+                                node._freed = release
+                        out = [None if t is None else t._array for t in out]
+        meta = node._in_meta
+        ready = None
+        for k, (nxt, nr) in enumerate(node.next_functions):
+            if nxt is None or (needed is not None and nxt not in needed):
+                continue
+            if out is not None:
+                g = out[k]
+                if g is not None:
+                    shape, np_dtype = meta[k] if meta else (None, None)
+                    cls = type(g)  # NOTE: a batched array says its __class__ is ndarray
+                    if cls is not _ndarray and cls is not _f32 and cls is not _f64 \
+                            and reduce_batched is not None and not isinstance(g, _generic):
+                        g = reduce_batched(wrap(g), shape)._array
+                    if shape is not None and g.shape != shape:
+                        g = eng._reduce_grad(node, k, wrap(g), shape)._array
+                    if np_dtype is not None and g.dtype is not np_dtype and g.dtype != np_dtype:
+                        g = wrap(g).to(dtypes._FROM_NP[np_dtype])._array
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt._n_outputs
+                        buf[nr] = g
+                    else:
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    g = None  # NOTE: no stale reference for _accumulate's exclusivity test
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if left == 0:
+                if ready is None:
+                    ready = nxt
+                else:
+                    heappush(heap, (-nxt._seq, counter, nxt))
+                    counter += 1
+        out = None
+        if ready is not None and not heap:
+            node = ready
+        else:
+            if ready is not None:
+                heappush(heap, (-ready._seq, counter, ready))
+                counter += 1
+            node = heappop(heap)[2] if heap else None
+
+
+def _backward_np(node, bnp, grads, needed):
+    saved = node._saved
+    if saved:
+        if len(saved) == 1 and type(saved[0]) is SavedTensor:
+            args = (saved[0]._unpack_array(node),)
+        else:
+            args = [s._unpack_array(node) if type(s) is SavedTensor else s for s in saved]
+    else:
+        args = ()
+    grad = tuple(grads) if node._prim.multi_output else grads[0]
+    if node._np_needs:
+        if needed is None:
+            needs = tuple([e[0] is not None for e in node.next_functions])
+        else:
+            needs = tuple([e[0] is not None and e[0] in needed for e in node.next_functions])
+        return bnp(grad, *args, needs_input_grad=needs, **node._attrs)
+    return bnp(grad, *args, **node._attrs)
