@@ -173,7 +173,7 @@ def format_bytes(n: int) -> str:
 class BackwardCall:
     """One backward call as nodes remember it: the user's line that made it."""
 
-    __slots__ = ("where", "roots")
+    __slots__ = ("roots", "where")
 
     def __init__(self, where: str, roots=()) -> None:
         self.where = where

@@ -15,8 +15,8 @@ from ..ops.elementwise import rsqrt, where
 from ..ops.fused import Linear
 from ..ops.fused_norm import BatchNorm
 from ..ops.linalg import matmul
-from ..ops.scalar import constant
 from ..ops.reduction import mean, norm
+from ..ops.scalar import constant
 from ..ops.shape import cat, narrow
 from ..tensor import Tensor
 

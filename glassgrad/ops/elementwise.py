@@ -126,6 +126,8 @@ class PowScalar(Primitive):
     node_name = "PowBackward0"
     saves = ("x",)
     scalar_attr = "exponent"
+    # NOTE [Fast path]: NumPy's scalar power is not its array power (1 ulp apart), so 0-d stays 0-d
+    zero_d_as_scalar = False
 
     @staticmethod
     def forward(xp, x, *, exponent):
@@ -141,7 +143,8 @@ class PowScalar(Primitive):
     def backward_np(grad, x, *, exponent):
         if exponent == 0:
             return (grad * 0,)
-        return (PowScalarBackward.forward(np, grad, x, exponent=exponent),)
+        # NOTE: a 0-d x arrives as a NumPy scalar; power must run on the array, as forward did
+        return (PowScalarBackward.forward(np, grad, np.asarray(x), exponent=exponent),)
 
 
 class Pow(Primitive):

@@ -46,21 +46,22 @@ def _fast(prim, slow, key):
     how = prim._save1
     hooks = _Hooks
     number_edge = prim.scalar_edge
+    as_scalar = prim.zero_d_as_scalar
 
-    def apply(x, *other):
+    def apply(x, other=None):
         a = x._array
         if not (x._requires_grad and _state.enabled) or type(a) is not _ndarray \
                 or hooks.saved_tensor_hooks or hooks.record_source or hooks.grad_consts:
-            return slow(x, *other)
+            return slow(x) if key is None else slow(x, other)
         try:
             if key is None:
                 attrs = _NO_ATTRS
-                out = fwd(xp, a if a.shape else a[()])
+                out = fwd(xp, a if a.shape or not as_scalar else a[()])
             else:
-                attrs = {key: other[0]}
-                out = fwd(xp, a if a.shape else a[()], **attrs)
+                attrs = {key: other}
+                out = fwd(xp, a if a.shape or not as_scalar else a[()], **attrs)
         except Exception:  # noqa: BLE001 - apply_* runs it again and explains the failure
-            return slow(x, *other)
+            return slow(x) if key is None else slow(x, other)
         if out.__class__ is not _ndarray:
             out = _asarray(out)  # NumPy returns scalars for 0-d results
         r = _new(Tensor)  # Tensor._make's fields

@@ -104,16 +104,26 @@ def _gemm(xp, a, b):
     NOTE [GEMM shapes]: two layouts NumPy hands to a slow loop instead of BLAS are rewritten, with
     the same numbers: an operand with a zero stride (a broadcast gradient, e.g. ``mean``'s) is
     made contiguous (~20x faster), and an inner dim of 1 is the outer product ``a * b`` (one
-    rounding per element either way, ~6x faster)."""
+    rounding per element either way, ~6x faster). And one layout OpenBLAS runs slowly: ``x @ W.T``
+    (``b`` a transposed weight) for a batch much smaller than the output features and a long inner
+    dim, e.g. (64, 784) @ (784, 256), is ~15% faster computed as ``(W @ x.T).T`` and copied back
+    to C order (the same products, summed in another order: rounding-level differences)."""
     if a.dtype.itemsize == 2 and a.dtype.kind in "fV":  # as MatMul: 16-bit GEMMs in float32
         return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(a.dtype)
     if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2:
-        if a.shape[1] == 1 and b.shape[0] == 1 and a.dtype == b.dtype:
+        m, k = a.shape
+        n = b.shape[1]
+        if k == 1 and b.shape[0] == 1 and a.dtype == b.dtype:
             return np.multiply(a, b)
         if 0 in a.strides and a.size > 1:
             a = np.ascontiguousarray(a)
         if 0 in b.strides and b.size > 1:
             b = np.ascontiguousarray(b)
+        if (k >= 512 and 4 * m <= n and a.flags.c_contiguous and b.flags.f_contiguous
+                and a.dtype == b.dtype):
+            out = np.empty((m, n), a.dtype)
+            np.copyto(out, np.matmul(b.T, a.T).T)
+            return out
     return xp.matmul(a, b)
 
 

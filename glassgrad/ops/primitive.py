@@ -76,6 +76,7 @@ class Primitive:
     _saves_input0 = False
     _save1 = 0
     scalar_attr = "other"  # the one attribute apply_scalar passes
+    zero_d_as_scalar = True  # NOTE [Fast path]: forward may get a 0-d input as a NumPy scalar
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -77,9 +77,18 @@ class LSTMLayer(Primitive):
             return _lstm_backward(_TENSOR_MATH, grads, h0, c0, w_hh_t, hs, cs, gates, reverse,
                                   needs_input_grad[3])
         arrays = [None if g is None else g._array for g in grads]
-        out = _lstm_backward(_ARRAY_MATH, arrays, h0._array, c0._array, w_hh_t._array,
-                             hs._array, cs._array, gates._array, reverse, needs_input_grad[3])
+        out = LSTMLayer.backward_np(arrays, h0._array, c0._array, w_hh_t._array, hs._array,
+                                    cs._array, gates._array, reverse=reverse,
+                                    needs_input_grad=needs_input_grad)
         return tuple(None if a is None else primitive._make(a) for a in out)
+
+    @staticmethod
+    def backward_np(grads, h0, c0, w_hh_t, hs, cs, gates, *, reverse, needs_input_grad):
+        if type(hs) is not np.ndarray or any(type(g) not in (np.ndarray, type(None)) for g in grads):
+            return _lstm_backward(_ARRAY_MATH, list(grads), h0, c0, w_hh_t, hs, cs, gates, reverse,
+                                  needs_input_grad[3])
+        return _lstm_backward_arrays(list(grads), h0, c0, w_hh_t, hs, cs, gates, reverse,
+                                     needs_input_grad[3])
 
 
 def _sigmoid_into(xp, x, out):
@@ -186,6 +195,59 @@ def _lstm_backward(m, grads, h0, c0, w_hh_t, hs, cs, gates, reverse, need_weight
         flat = grad_gi.reshape(steps * grad_gi.shape[1], 4 * size)
         grad_w = h_prev.reshape(flat.shape[0], size).T @ flat
     return grad_gi, dh_next, dc_next, grad_w
+
+
+def _lstm_backward_arrays(grads, h0, c0, w_hh_t, hs, cs, gates, reverse, need_weight):
+    """``_lstm_backward`` on plain arrays with every step's kernels writing into preallocated
+    buffers (no per-step allocation or concatenation): the same formula, term for term, in the
+    same order (tests/test_nn_rnn.py compares it with the Tensor form and with torch)."""
+    grad_hs, grad_cs, grad_gates = grads
+    steps, batch, size = hs.shape
+    dtype = hs.dtype
+    i, f = gates[..., :size], gates[..., size:2 * size]
+    g, o = gates[..., 2 * size:3 * size], gates[..., 3 * size:]
+    tc = np.tanh(cs)
+    dc_from_h = o * (1 - tc * tc)
+    slope = _ARRAY_MATH.slope(gates, size)
+    c_prev = np.concatenate([cs[1:], c0[None]], 0) if reverse else \
+        np.concatenate([c0[None], cs[:-1]], 0)
+    w_t = np.ascontiguousarray(w_hh_t.T)
+    d_pre = np.empty(gates.shape, dtype=dtype)
+    dh = np.empty((batch, size), dtype=dtype)
+    dc = np.empty((batch, size), dtype=dtype)
+    dh_next = dc_next = None
+    for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        if grad_hs is None:
+            if dh_next is None:
+                dh.fill(0)
+            else:
+                dh[...] = dh_next
+        elif dh_next is None:
+            dh[...] = grad_hs[t]
+        else:
+            np.add(grad_hs[t], dh_next, out=dh)
+        np.multiply(dh, dc_from_h[t], out=dc)
+        if dc_next is not None:
+            dc += dc_next
+        if grad_cs is not None:
+            dc += grad_cs[t]
+        d_act = d_pre[t]
+        np.multiply(dc, g[t], out=d_act[:, :size])
+        np.multiply(dc, c_prev[t], out=d_act[:, size:2 * size])
+        np.multiply(dc, i[t], out=d_act[:, 2 * size:3 * size])
+        np.multiply(dh, tc[t], out=d_act[:, 3 * size:])
+        if grad_gates is not None:
+            d_act += grad_gates[t]
+        d_act *= slope[t]
+        dc_next = np.multiply(dc, f[t], out=dc_next)
+        dh_next = np.matmul(d_act, w_t, out=dh_next)
+    grad_w = None
+    if need_weight:
+        h_prev = np.concatenate([hs[1:], h0[None]], 0) if reverse else \
+            np.concatenate([h0[None], hs[:-1]], 0)
+        flat = d_pre.reshape(steps * batch, 4 * size)
+        grad_w = h_prev.reshape(flat.shape[0], size).T @ flat
+    return d_pre, dh_next, dc_next, grad_w
 
 
 def lstm_layer(gi, h0, c0, w_hh_t, reverse: bool = False):
