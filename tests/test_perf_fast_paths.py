@@ -53,6 +53,24 @@ def test_leaky_relu_second_derivative_of_a_leaf_is_zeros_not_none():
         assert x.grad is not None and x.grad.tolist() == [0.0, 0.0, 0.0]
 
 
+def test_zero_gradient_times_a_non_finite_weight_is_still_nan():
+    """The skipped product is computed when the other operand holds an inf: ``0 * inf`` is NaN."""
+    res = []
+    for lib in (glassgrad, torch):
+        x = lib.tensor([[1.0, -2.0]], dtype=lib.float64, requires_grad=True)
+        w0 = lib.tensor([[1.0, float("inf")], [0.5, 0.3]], dtype=lib.float64, requires_grad=True)
+        b0 = lib.zeros(2, dtype=lib.float64, requires_grad=True)
+        with np.errstate(invalid="ignore"):
+            h = lib.nn.functional.leaky_relu(lib.nn.functional.linear(x, w0, b0), 0.2)
+            out = lib.nn.functional.linear(h, lib.tensor([[1.0, 2.0]], dtype=lib.float64)).sum()
+            (g,) = lib.autograd.grad(out, b0, create_graph=True)
+            (g ** 2).sum().backward()
+        res.append([t.grad.numpy() for t in (x, w0, b0)])
+    for a, b in zip(*res):
+        np.testing.assert_array_equal(a, b)  # NaN where torch has NaN
+    assert np.isnan(res[0][0]).any()
+
+
 @pytest.mark.parametrize("n_in, n_out", [(1, 5), (5, 1), (1, 1), (4, 6)])
 @pytest.mark.parametrize("reduce", ["mean", "sum_sq"])
 def test_linear_first_order_backward_matches_torch(n_in, n_out, reduce, rng):

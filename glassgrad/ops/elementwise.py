@@ -13,7 +13,7 @@ import numpy as np
 from .. import dtypes
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
-from . import primitive
+from . import _special, primitive
 from ._util import cast, is_tensor, promote, scalar
 from .elementwise_backward import (
     PowScalarBackward,
@@ -254,8 +254,8 @@ def _sigmoid(xp, x):
 
 
 def _erf(x):
-    # NOTE: math.erf vectorised: exact to float64 rounding with no SciPy dependency
-    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+    # NOTE: vectorised Cody erf (NOTE [Cody's erf] in _special.py): a few ulp in float64, no SciPy
+    return _special.erf(x)
 
 
 class Where(Primitive):

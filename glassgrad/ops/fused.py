@@ -41,8 +41,8 @@ class Linear(Primitive):
         if not _plain(grad, x, weight):
             return _tensor_rule(Linear, grad, (x, weight), {"needs_input_grad": needs_input_grad})
         if _all_zero(grad):  # NOTE [Zero gradients]
-            return (np.zeros(x.shape, grad.dtype) if needs_input_grad[0] else None,
-                    np.zeros(weight.shape, grad.dtype) if needs_input_grad[1] else None,
+            return (_zero_product(grad, weight, x.shape) if needs_input_grad[0] else None,
+                    _zero_product(grad.T, x, weight.shape) if needs_input_grad[1] else None,
                     np.zeros(weight.shape[:1], grad.dtype) if needs_input_grad[2] else None)
         return (_gemm(np, grad, weight) if needs_input_grad[0] else None,
                 _gemm(np, grad.T, x) if needs_input_grad[1] else None,
@@ -125,6 +125,14 @@ def _gemm(xp, a, b):
             np.copyto(out, np.matmul(b.T, a.T).T)
             return out
     return xp.matmul(a, b)
+
+
+def _zero_product(zero, other, shape):
+    """``zero @ other`` for an all-zero ``zero``: zeros, unless ``other`` holds an inf or NaN
+    (``0 * inf`` is NaN, so then the product is computed, as PyTorch computes it)."""
+    if np.isfinite(np.add.reduce(other, axis=None)):  # (a finite sum: every term finite)
+        return np.zeros(shape, zero.dtype)
+    return _gemm(np, zero, other)
 
 
 def _all_zero(a) -> bool:
