@@ -32,7 +32,7 @@ def _named(fn, name: str):
 
 def _binary(name, fn, prim, scalar_prim):
     """``self <op> other``; ``fn`` is the public function for the general case."""
-    apply_scalar = fast_path.scalar(scalar_prim)  # NOTE [Fast path] in ops/fast_path.py
+    apply_scalar = scalar_prim.apply_scalar  # NOTE [Hot path]: bound once, not per call
     apply_binary = prim.apply_binary
 
     def op(self, other):
@@ -48,11 +48,15 @@ def _binary(name, fn, prim, scalar_prim):
             return NotImplemented
         return fn(self, other)
 
-    return _named(op, name)
+    # NOTE [Fast path] in ops/fast_path.py: the recording float case runs there, the rest here
+    return fast_path.scalar(scalar_prim, _named(op, name))
 
 
-def _reflected(name, fn, scalar_op):
-    """``other <op> self`` for a non-Tensor ``other`` (Python calls it after other's op gave up)."""
+def _reflected(name, fn, scalar_prim, scalar_op=None):
+    """``other <op> self`` for a non-Tensor ``other`` (Python calls it after other's op gave up);
+    ``scalar_op(self, number)`` when it is not ``scalar_prim`` itself (no fast path then)."""
+    fast = scalar_op is None
+    scalar_op = scalar_op or scalar_prim.apply_scalar
 
     def op(self, other):
         cls = other.__class__
@@ -62,7 +66,7 @@ def _reflected(name, fn, scalar_op):
             return NotImplemented
         return fn(other, self)
 
-    return _named(op, name)
+    return fast_path.scalar(scalar_prim, _named(op, name)) if fast else _named(op, name)
 
 
 def _rtruediv(x, number):
@@ -74,19 +78,16 @@ Tensor.__add__ = _binary("__add__", ew.add, ew.Add, sc.AddScalar)
 Tensor.__sub__ = _binary("__sub__", ew.sub, ew.Sub, sc.SubScalar)
 Tensor.__mul__ = _binary("__mul__", ew.mul, ew.Mul, sc.MulScalar)
 Tensor.__truediv__ = _binary("__truediv__", ew.div, ew.Div, sc.DivScalar)
-Tensor.__radd__ = _reflected("__radd__", ew.add, fast_path.scalar(sc.AddScalar))
-Tensor.__rsub__ = _reflected("__rsub__", ew.sub, fast_path.scalar(sc.RSubScalar))
-Tensor.__rmul__ = _reflected("__rmul__", ew.mul, fast_path.scalar(sc.MulScalar))
-Tensor.__rtruediv__ = _reflected("__rtruediv__", ew.div, _rtruediv)
-
-
-_pow_scalar = fast_path.scalar(ew.PowScalar)
+Tensor.__radd__ = _reflected("__radd__", ew.add, sc.AddScalar)
+Tensor.__rsub__ = _reflected("__rsub__", ew.sub, sc.RSubScalar)
+Tensor.__rmul__ = _reflected("__rmul__", ew.mul, sc.MulScalar)
+Tensor.__rtruediv__ = _reflected("__rtruediv__", ew.div, None, _rtruediv)
 
 
 def __pow__(self, exponent):
     cls = exponent.__class__
     if (cls is float or cls is int) and not _autocast.on and self._array.dtype.kind == "f":
-        return _pow_scalar(self, exponent)
+        return ew.PowScalar.apply_scalar(self, exponent)
     if not isinstance(exponent, (Tensor, *_NUMBERS)):
         return NotImplemented
     return ew.pow(self, exponent)
@@ -98,13 +99,14 @@ def __neg__(self):
     return ew.Neg.apply_unary(self)
 
 
-Tensor.__pow__ = __pow__
-Tensor.__neg__ = __neg__
+# NOTE [Fast path] in ops/fast_path.py: the recording float case runs there, the rest here
+Tensor.__pow__ = fast_path.scalar(ew.PowScalar, __pow__, check_autocast=True)
+Tensor.__neg__ = fast_path.unary(ew.Neg, __neg__)
 
 
 def _unary(name, fn, prim, float_only: bool = True):
     """``x.name()``: ``prim`` on a floating Tensor outside autocast, else the public ``fn``."""
-    apply_unary = fast_path.unary(prim)  # NOTE [Fast path] in ops/fast_path.py
+    apply_unary = prim.apply_unary
 
     def method(self):
         if _autocast.on or (float_only and self._array.dtype.kind != "f"):
@@ -112,7 +114,8 @@ def _unary(name, fn, prim, float_only: bool = True):
         return apply_unary(self)
 
     method.__doc__ = fn.__doc__
-    return _named(method, name)
+    # NOTE [Fast path] in ops/fast_path.py: the recording float case runs there, the rest here
+    return fast_path.unary(prim, _named(method, name))
 
 
 for _name, _prim, _float_only in (

@@ -18,7 +18,9 @@ from ``buffers`` holds the only reference to a fresh gradient.
 from __future__ import annotations
 
 from heapq import heappop, heappush
+from sys import getrefcount
 
+from numpy import empty as _np_empty
 from numpy import float32 as _f32
 from numpy import float64 as _f64
 from numpy import generic as _generic
@@ -115,7 +117,16 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                         buf = buffers[nxt] = [None] * nxt._n_outputs
                         buf[nr] = g
                     else:
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                        old = buf[nr]
+                        if old is None:
+                            buf[nr] = g
+                        elif type(old) is _ndarray and old.base is None \
+                                and getrefcount(old) <= _OWNED and old.shape == g.shape \
+                                and old.dtype is g.dtype and old.flags.writeable:
+                            old += g  # NOTE: only the buffer holds it: add in place, no copy
+                        else:
+                            buf[nr] = old + g
+                        old = None
                     g = None  # NOTE: no stale reference for _accumulate's exclusivity test
             left = deps[nxt] - 1
             deps[nxt] = left
@@ -133,6 +144,17 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                 heappush(heap, (-ready._seq, counter, ready))
                 counter += 1
             node = heappop(heap)[2] if heap else None
+
+
+def _owned_refs() -> int:
+    """``getrefcount(old)`` in ``run_arrays``'s accumulation for an array only a gradient buffer
+    holds (buffer list + local + argument), measured rather than assumed."""
+    buf = [_np_empty(1)]
+    old = buf[0]
+    return getrefcount(old)
+
+
+_OWNED = _owned_refs()
 
 
 def _backward_np(node, bnp, grads, needed):

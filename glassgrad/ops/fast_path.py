@@ -1,18 +1,21 @@
 """The recording fast path of the commonest calls: ``x.tanh()``, ``x * 0.5``, ``x ** 2``.
 
-NOTE [Fast path]: a define-by-run program spends most of its ops on a float tensor that requires
-grad, with nothing else switched on (no saved-tensor hooks, no source lines, no diagnostics, no
-vmap). For that case these closures run forward, make the result and record its node in one
+NOTE [Fast path]: a define-by-run program spends most of its ops on a float32/float64 tensor that
+requires grad, with nothing else switched on (no autocast, saved-tensor hooks, source lines,
+diagnostics or vmap). For that case these closures, installed as the Tensor methods and operators
+themselves, run forward, make the result and record its node in one
 frame, with every per-primitive fact (forward, node class, what is saved) bound when the method
 is made, and a 0-d input handed to forward as a NumPy scalar (scalar arithmetic is 5x faster
-than 0-d array arithmetic, with the same result). Anything else goes to ``Primitive.apply_*``,
-which handles everything (and explains a failing forward). The result, node and saved values are
+than 0-d array arithmetic, with the same result). Anything else goes to the method's general form
+(``_tensor_operators.py``: promotion, autocast, ``Primitive.apply_*``), which handles everything
+and explains a failing forward. The result, node and saved values are
 field for field those of ``Tensor._make``, ``Node.__init__`` and ``SavedTensor`` (kept so by
 tests/test_fast_path.py, which compares the two paths slot by slot).
 """
 
 from __future__ import annotations
 
+import numpy as np
 from numpy import asarray as _asarray
 from numpy import ndarray as _ndarray
 
@@ -24,44 +27,55 @@ from . import primitive
 _new = object.__new__
 _NO_EDGE = (None, 0)
 _NO_ATTRS = primitive._NO_ATTRS
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 
 
-def unary(prim):
-    """``prim.apply_unary(x)`` for a one-input, attribute-less primitive."""
-    return _fast(prim, prim.apply_unary, None)
+def unary(prim, fallback):
+    """``x.name()`` for a one-input, attribute-less primitive; ``fallback(x)`` (the method's
+    general form) whenever the fast case does not apply."""
+    return _fast(prim, fallback, None, False)
 
 
-def scalar(prim):
-    """``prim.apply_scalar(x, number)``: one tensor input, one Python-number attribute."""
-    return _fast(prim, prim.apply_scalar, prim.scalar_attr)
+def scalar(prim, fallback, check_autocast: bool = False):
+    """``x <op> number`` (``prim`` takes the number as its one attribute); ``fallback(x, other)``
+    (the operator's general form) for any other operand or case."""
+    return _fast(prim, fallback, prim.scalar_attr, check_autocast)
 
 
-def _fast(prim, slow, key):
+def _fast(prim, fallback, key, check_autocast):
+    from ..amp.autocast import state as autocast
     from ..tensor import Tensor
 
     if prim._save1 == 3 or prim.multi_output or (key is None and prim.scalar_edge):
-        return slow
+        raise TypeError(f"{prim.__name__} has no fast path")  # a declaration error, at import
     fwd = prim.forward
     node_cls = prim.node_cls
     how = prim._save1
     hooks = _Hooks
     number_edge = prim.scalar_edge
     as_scalar = prim.zero_d_as_scalar
+    unary_op = key is None
+    check_autocast = check_autocast or unary_op
 
     def apply(x, other=None):
         a = x._array
-        if not (x._requires_grad and _state.enabled) or type(a) is not _ndarray \
-                or hooks.saved_tensor_hooks or hooks.record_source or hooks.grad_consts:
-            return slow(x) if key is None else slow(x, other)
+        # the fast case: a float32/float64 ndarray that records, a Python number, nothing on
+        if not ((unary_op or other.__class__ is float or other.__class__ is int)
+                and x._requires_grad and _state.enabled and type(a) is _ndarray
+                and (a.dtype is _F32 or a.dtype is _F64)
+                and not (check_autocast and autocast.on)
+                and not (hooks.saved_tensor_hooks or hooks.record_source or hooks.grad_consts)):
+            return fallback(x) if unary_op else fallback(x, other)
         try:
-            if key is None:
+            if unary_op:
                 attrs = _NO_ATTRS
                 out = fwd(xp, a if a.shape or not as_scalar else a[()])
             else:
                 attrs = {key: other}
                 out = fwd(xp, a if a.shape or not as_scalar else a[()], **attrs)
-        except Exception:  # noqa: BLE001 - apply_* runs it again and explains the failure
-            return slow(x) if key is None else slow(x, other)
+        except Exception:  # noqa: BLE001 - the general form runs it again and explains it
+            return fallback(x) if unary_op else fallback(x, other)
         if out.__class__ is not _ndarray:
             out = _asarray(out)  # NumPy returns scalars for 0-d results
         r = _new(Tensor)  # Tensor._make's fields
@@ -113,4 +127,6 @@ def _fast(prim, slow, key):
         r.grad_fn = n
         return r
 
+    apply.__name__, apply.__qualname__ = fallback.__name__, fallback.__qualname__
+    apply.__doc__ = fallback.__doc__
     return apply
