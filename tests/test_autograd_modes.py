@@ -250,3 +250,44 @@ def test_inference_tensors_track_no_version_and_views_of_normal_tensors_stay_nor
         return v.is_inference(), d.is_inference(), x.detach().is_inference()
 
     same(views)
+
+
+def _mode_trace(lib) -> list:
+    """Grad mode and recording through nested inference_mode / enable_grad / no_grad /
+    set_grad_enabled, read the same way on both libraries."""
+    out = []
+    x = lib.ones(2, requires_grad=True)
+    with lib.inference_mode():
+        out.append(lib.is_grad_enabled())
+        with lib.enable_grad():  # grad mode on, yet inference mode wins: nothing records
+            y = x * 2
+            out += [lib.is_grad_enabled(), y.requires_grad, y.grad_fn is None, y.is_inference()]
+            with lib.inference_mode(False):
+                z = x * 2
+                out += [lib.is_grad_enabled(), z.requires_grad, z.is_inference()]
+            with lib.no_grad():
+                out.append(lib.is_grad_enabled())
+            out.append(lib.is_grad_enabled())
+        with lib.set_grad_enabled(True):
+            out += [lib.is_grad_enabled(), (x * 2).requires_grad]
+        out.append(lib.is_grad_enabled())
+    out.append(lib.is_grad_enabled())
+    with lib.no_grad():
+        with lib.inference_mode(False):
+            out += [lib.is_grad_enabled(), (x * 2).requires_grad]
+        with lib.enable_grad():
+            out += [lib.is_grad_enabled(), (x * 2).requires_grad]
+        out.append(lib.is_grad_enabled())
+    lib.set_grad_enabled(False)
+    out.append(lib.is_grad_enabled())
+    lib.set_grad_enabled(True)
+    out.append(lib.is_grad_enabled())
+    return out
+
+
+def test_enable_grad_inside_inference_mode_records_nothing_as_in_torch():
+    import torch
+
+    import glassgrad
+
+    assert _mode_trace(glassgrad) == _mode_trace(torch)

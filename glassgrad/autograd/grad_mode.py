@@ -15,16 +15,26 @@ import warnings
 
 
 class _State(threading.local):
+    # enabled: ops record (the hot path's one flag); grad: grad mode as set by the user, which
+    # differs from enabled only inside inference_mode: enable_grad() there turns grad mode on,
+    # but nothing records (PyTorch's InferenceMode wins), so enabled = grad and not inference
     enabled = True
     inference = False
+    grad = True
 
 
 _state = _State()
 
 
 def is_grad_enabled() -> bool:
-    """True when operations are recorded for autograd (``torch.is_grad_enabled``)."""
-    return _state.enabled
+    """True when grad mode is on (``torch.is_grad_enabled``): operations record, except inside
+    ``inference_mode``, where ``enable_grad()`` turns grad mode on yet nothing records."""
+    return _state.grad if _state.inference else _state.enabled
+
+
+def _set_grad(mode: bool) -> None:
+    _state.grad = mode
+    _state.enabled = mode and not _state.inference
 
 
 def is_inference_mode_enabled() -> bool:
@@ -109,11 +119,11 @@ class no_grad(_NoParamDecoratorContextManager):
         self._prev = []
 
     def __enter__(self) -> None:
-        self._prev.append(_state.enabled)
-        _state.enabled = False
+        self._prev.append((_state.enabled, _state.grad))
+        _set_grad(False)
 
     def __exit__(self, *exc) -> None:
-        _state.enabled = self._prev.pop()
+        _state.enabled, _state.grad = self._prev.pop()
 
 
 class enable_grad(_NoParamDecoratorContextManager):
@@ -123,11 +133,11 @@ class enable_grad(_NoParamDecoratorContextManager):
         self._prev = []
 
     def __enter__(self) -> None:
-        self._prev.append(_state.enabled)
-        _state.enabled = True
+        self._prev.append((_state.enabled, _state.grad))
+        _set_grad(True)
 
     def __exit__(self, *exc) -> None:
-        _state.enabled = self._prev.pop()
+        _state.enabled, _state.grad = self._prev.pop()
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -135,22 +145,22 @@ class set_grad_enabled(_DecoratorContextManager):
     (``torch.set_grad_enabled(mode)``)."""
 
     def __init__(self, mode: bool) -> None:
-        self.prev = _state.enabled
+        self.prev = (_state.enabled, _state.grad)
         self.mode = bool(mode)
-        _state.enabled = self.mode
+        _set_grad(self.mode)
 
     def __call__(self, fn):
-        _state.enabled = self.prev  # as a decorator the mode applies only inside fn
+        _state.enabled, _state.grad = self.prev  # as a decorator it applies only inside fn
         return super().__call__(fn)
 
     def clone(self):
         return self.__class__(self.mode)
 
     def __enter__(self) -> None:
-        _state.enabled = self.mode
+        _set_grad(self.mode)
 
     def __exit__(self, *exc) -> None:
-        _state.enabled = self.prev
+        _state.enabled, _state.grad = self.prev
 
 
 class inference_mode(_DecoratorContextManager):
@@ -170,10 +180,10 @@ class inference_mode(_DecoratorContextManager):
         return self.__class__(self.mode)
 
     def __enter__(self) -> None:
-        self._prev.append((_state.enabled, _state.inference))
+        self._prev.append((_state.enabled, _state.inference, _state.grad))
         # NOTE: as PyTorch's InferenceMode guard: inference_mode(False) turns grad mode on
-        _state.enabled = not self.mode
         _state.inference = self.mode
+        _set_grad(not self.mode)
 
     def __exit__(self, *exc) -> None:
-        _state.enabled, _state.inference = self._prev.pop()
+        _state.enabled, _state.inference, _state.grad = self._prev.pop()
