@@ -26,6 +26,8 @@ class MatMul(Primitive):
 
     @staticmethod
     def forward(xp, x, y):
+        if x.ndim == 2 and y.ndim == 2:  # BLAS fast paths (NOTE [GEMM shapes] in ops/fused.py)
+            return _fused._gemm(xp, x, y)
         if x.dtype.itemsize == 2 and x.dtype.kind in "fV":
             # NOTE: NumPy has no fast float16/bfloat16 GEMM (float16 is ~100x slower): multiply in
             # float32, round once, as PyTorch's CPU kernels accumulate 16-bit products in float32
@@ -42,6 +44,15 @@ class MatMul(Primitive):
         grad_x = matmul(grad, y.mT) if needs_input_grad[0] else None
         grad_y = matmul(x.mT, grad) if needs_input_grad[1] else None
         return grad_x, grad_y
+
+    @staticmethod
+    def backward_np(grad, x, y, needs_input_grad):
+        # NOTE [Array backward] in autograd/engine_arrays.py: ``backward``'s kernels on arrays
+        if not _fused._plain(grad, x, y):
+            return _fused._tensor_rule(MatMul, grad, (x, y), {"needs_input_grad": needs_input_grad})
+        gemm = MatMul.forward  # (2-D: MatMulNT's and MatMulTN's forwards, as ``backward``)
+        return (gemm(np, grad, np.swapaxes(y, -1, -2)) if needs_input_grad[0] else None,
+                gemm(np, np.swapaxes(x, -1, -2), grad) if needs_input_grad[1] else None)
 
 
 def _explain(op, a, b) -> str:
@@ -444,3 +455,6 @@ def trace(input):
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return sum(diagonal(input))
+
+
+from . import fused as _fused  # (last: ops/fused.py imports this module)
