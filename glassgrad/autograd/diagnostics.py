@@ -87,6 +87,7 @@ def reset() -> None:
     """Forget which diagnostics already warned and zero the counters (for tests)."""
     _warned.clear()
     _growth.clear()
+    _needed_lines.clear()
     for name, value in vars(Stats).items():
         if not name.startswith("_") and isinstance(value, int):
             setattr(Stats, name, 0)
@@ -224,6 +225,10 @@ class RetainedGraph:
 
 _retained: dict = {}  # id(RetainedGraph) -> weakref to it, while any node of its graph lives
 _growth: dict = {}  # backward line -> nodes of earlier retained graphs its last backward reached
+# backward lines whose retained graph a later backward did reach: retain_graph=True is needed
+# there, so the last graph of such a loop (a Hessian's rows, one backward per output) dying
+# unreached is not reported
+_needed_lines: set = set()
 
 
 def before_run(seen: set, user_retain: bool) -> None:
@@ -249,6 +254,7 @@ def _note_reached(seen, where) -> None:
     for rec, count in reached.items():
         rec.reached += 1
         Stats.reached_again += 1
+        _needed_lines.add(rec.where)
         if rec.where == where:
             old_same_line += count
     last = _growth.get(where, 0)
@@ -291,6 +297,8 @@ def _graph_dropped(rec) -> None:
     Stats.dropped_unused_bytes += rec.nbytes
     if _user_frame() == rec.where:
         return  # a temporary graph (loss(...).backward(retain_graph=True)) died at once
+    if rec.where in _needed_lines:
+        return  # the last turn of a loop whose other turns needed it
     _warn_at(rec.where, ("unused", rec.where), (
         f"glassgrad: backward at {rec.where} passed retain_graph=True, but no later backward went "
         f"through that graph before it was dropped: {format_bytes(rec.nbytes)} of saved tensors "
