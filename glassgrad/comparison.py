@@ -167,14 +167,16 @@ def _argsort(arr, dim, descending):
 def sort(input, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """Sorted values and their int64 indices along ``dim`` (``torch.sort``); stable (ties keep
     their order); NaN sorts as the largest value. Values are differentiable."""
-    from .ops.indexing import gather
+    from .ops.gather import SortValues
 
     nd = input._array.ndim
     d = wrap_dim(dim, nd, "sort")
     if nd == 0:
         return _Sort(input.clone(), primitive._make(np.zeros((), np.int64)))
     idx = primitive._make(_argsort(input._array, d, descending).astype(np.int64, copy=False))
-    return _Sort(gather(input, d, idx), idx)
+    # gather under PyTorch's node name (SortBackward0)
+    values = SortValues.apply(input, dim=d, index=idx._array, shape=input._array.shape)
+    return _Sort(values, idx)
 
 
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False):
@@ -190,7 +192,7 @@ def msort(input):
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
     """The ``k`` largest (or smallest) values along ``dim`` with their int64 indices
     (``torch.topk``); RuntimeError when ``k`` exceeds the dim's size."""
-    from .ops.indexing import gather
+    from .ops.gather import TopkValues
     from .ops.shape import narrow
 
     d = wrap_dim(dim, input._array.ndim, "topk")
@@ -202,7 +204,9 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     if input._array.ndim == 0:
         return _TopK(input.clone(), primitive._make(np.zeros((), np.int64)))
     idx = narrow(sort(input, d, descending=largest).indices, d, 0, k)
-    return _TopK(gather(input, d, idx), idx)
+    # gather under PyTorch's node name (TopkBackward0)
+    values = TopkValues.apply(input, dim=d, index=idx._array, shape=input._array.shape)
+    return _TopK(values, idx)
 
 
 def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):

@@ -12,7 +12,7 @@ from .amp.autocast import autocast_arg
 from .amp.autocast import state as _autocast
 from .ops._util import wrap_dim
 from .ops.elementwise import exp, to_dtype
-from .ops.fused import LogSoftmax
+from .ops.fused import LogSoftmax, Softmax
 from .ops.reduction import logsumexp
 
 
@@ -52,11 +52,13 @@ def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None)
 
 
 def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
-    """``exp(x) / sum(exp(x), dim)`` computed as ``exp(log_softmax(x))`` (``torch.softmax``);
-    any shape, floating dtypes."""
+    """``exp(x) / sum(exp(x), dim)``, shifted by the max for stability (``torch.softmax``): one
+    op (``SoftmaxBackward0``); any shape, floating dtypes (``dtype`` casts first)."""
     if _autocast.on and dtype is None:
         input = autocast_arg("softmax", input)
     x, dim = _prepare(input, dim, dtype, "softmax")
+    if type(x._array) is np.ndarray and x._array.size:
+        return Softmax.apply(x, dim=wrap_dim(dim, x._array.ndim, "softmax"))  # one op
     return exp(x - logsumexp(x, dim, keepdim=True))
 
 

@@ -91,7 +91,7 @@ def test_saved_tensors_really_drop(use_reentrant):
     ckpt = h.sum()
     n_plain, b_plain = saved_in_graph(plain)
     n_ckpt, b_ckpt = saved_in_graph(ckpt)
-    assert n_plain >= 10
+    assert n_plain >= 2 * len(segments)  # every segment saves something without checkpointing
     # the non-reentrant graph keeps every node but no saved data; the reentrant one keeps one node
     # per segment holding only that segment's input
     assert n_ckpt <= (len(segments) if use_reentrant else 0)

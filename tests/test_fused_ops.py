@@ -296,3 +296,33 @@ def test_fused_losses_to_second_order(loss, reduction, rng):
     assert res[0][-1] == res[1][-1]
     for a, b in zip(res[0][:-1], res[1][:-1]):
         assert_close(a, b, atol=1e-9)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_fused_softmax_matches_torch_to_second_order(dim, rng):
+    """``softmax`` is one op (SoftmaxBackward0) with its own first and second derivative."""
+    x0 = rng.standard_normal((3, 4)) * 3
+    w0 = rng.standard_normal((3, 4))
+    res = []
+    for lib in (glassgrad, torch):
+        x = lib.tensor(x0, requires_grad=True)
+        y = lib.softmax(x, dim)
+        (g,) = lib.autograd.grad((y * lib.tensor(w0)).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g.exp()).sum(), x)
+        res.append((y, g, gg, y.grad_fn.name()))
+    assert res[0][3] == res[1][3] == "SoftmaxBackward0"
+    for a, b in zip(res[0][:3], res[1][:3]):
+        assert_close(a, b, atol=ATOL)
+    x = glassgrad.tensor(x0, requires_grad=True)
+    assert glassgrad.autograd.gradcheck(lambda t: glassgrad.softmax(t, dim), (x,))
+    assert glassgrad.autograd.gradgradcheck(lambda t: glassgrad.softmax(t, dim), (x,))
+
+
+def test_fused_softmax_infinite_rows_and_empty():
+    outs = []
+    for lib in (glassgrad, torch):
+        x = lib.tensor([[0.0, float("-inf"), 1.0], [float("-inf")] * 3, [float("inf"), 1.0, 0.0]])
+        outs.append(lib.softmax(x, 1).numpy())
+    np.testing.assert_array_equal(np.isnan(outs[0]), np.isnan(outs[1]))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-6)
+    assert glassgrad.softmax(glassgrad.zeros(0, 3), 1).shape == (0, 3)

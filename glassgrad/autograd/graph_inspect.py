@@ -245,7 +245,7 @@ class _Ledger:
         """The parameter whose buffer ``node``'s output shares: the leaf itself, or a view of it
         made by ops that always return views (transpose, reshape of a parameter, expand)."""
         while node is not None and type(node) is not AccumulateGrad:
-            if node._prim is None or node._prim.__name__ not in _VIEW_PRIMS:
+            if node._prim is None or not any(c.__name__ in _VIEW_PRIMS for c in node._prim.__mro__):
                 return None
             node = node.next_functions[0][0]
         if node is None:

@@ -15,7 +15,7 @@ from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax, softmax, softmin
 from ..ops._util import is_tensor
-from ..ops.activation import Softplus
+from ..ops.activation import Gelu, Softplus
 from ..ops.elementwise import clamp, erf, expm1, sigmoid, tanh, where
 from ..ops.elementwise import relu as _relu
 from ..ops.fused import LeakyRelu
@@ -74,6 +74,8 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
 
 def gelu(input, approximate: str = "none"):
     """``x * Phi(x)``, exact (erf) or ``approximate='tanh'`` (``torch.nn.functional.gelu``)."""
+    if approximate in ("none", "tanh") and input._array.dtype.kind == "f":
+        return Gelu.apply(input, approximate=approximate)  # one node (ops/activation.py)
     if approximate == "none":
         return input * 0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
     if approximate == "tanh":

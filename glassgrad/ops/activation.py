@@ -1,14 +1,26 @@
-"""Activation primitives whose stable forms need their own kernel (``torch.nn.functional``).
+"""Pointwise primitives whose stable or one-node forms need their own kernel: ``softplus``,
+``gelu`` (``torch.nn.functional``), and ``addcmul``/``addcdiv``/``lerp`` (``torch.*``), so the
+graph holds PyTorch's one node (GeluBackward0, AddcmulBackward0, LerpBackward0/1).
 
 ``softplus(x) = log(1 + exp(x))`` is computed as ``logaddexp(0, x)``, finite for any ``x``; its
 derivative ``sigmoid(x)`` is a primitive too, so double backward works. BCE-with-logits and
-``logsigmoid`` are composed from it.
+``logsigmoid`` are composed from it. Every backward here is written in Tensor ops, so it is
+differentiable again.
 """
 
 from __future__ import annotations
 
-from .elementwise import sigmoid
+import math
+
+from . import _special
+from ._util import is_tensor
+from .elementwise import add, div, erf, exp, mul, sigmoid, sub, tanh
 from .primitive import Primitive
+
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)  # the tanh approximation's scale
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_C = 0.044715
 
 
 class Softplus(Primitive):
@@ -21,3 +33,119 @@ class Softplus(Primitive):
     @staticmethod
     def backward(grad, x):
         return (grad * sigmoid(x),)
+
+
+class Gelu(Primitive):
+    """``x * Phi(x)`` for a floating ``x``; ``approximate`` is "none" (erf) or "tanh"."""
+
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x, *, approximate):
+        f = x.dtype.type
+        if approximate == "tanh":
+            inner = (x + x * x * x * f(_GELU_C)) * f(_SQRT_2_PI)
+            return f(0.5) * x * (1 + xp.tanh(inner))
+        return f(0.5) * x * (1 + _special.erf(x * f(_SQRT_HALF)))
+
+    @staticmethod
+    def backward(grad, x, *, approximate):
+        if approximate == "tanh":
+            t = tanh((x + x * x * x * _GELU_C) * _SQRT_2_PI)
+            slope = (1 - t * t) * (x * x * (3 * _GELU_C) + 1) * (x * (0.5 * _SQRT_2_PI))
+            return (grad * ((t + 1) * 0.5 + slope),)
+        cdf = (erf(x * _SQRT_HALF) + 1) * 0.5
+        return (grad * (cdf + x * exp(x * x * -0.5) * _INV_SQRT_2PI),)
+
+
+class Addcmul(Primitive):
+    """``x + value * a * b`` (operands of one dtype, broadcasting)."""
+
+    saves = ("a", "b")
+
+    @staticmethod
+    def forward(xp, x, a, b, *, value):
+        return x + a * b if value == 1 else x + value * a * b
+
+    @staticmethod
+    def backward(grad, a, b, *, value):
+        scaled = grad if value == 1 else grad * value
+        return grad, scaled * b, scaled * a
+
+
+class Addcdiv(Primitive):
+    """``x + value * a / b`` (operands of one dtype, broadcasting)."""
+
+    saves = ("a", "b")
+
+    @staticmethod
+    def forward(xp, x, a, b, *, value):
+        return x + a / b if value == 1 else x + value * a / b
+
+    @staticmethod
+    def backward(grad, a, b, *, value):
+        scaled = grad if value == 1 else grad * value
+        grad_a = scaled / b
+        return grad, grad_a, -grad_a * a / b
+
+
+class Lerp(Primitive):
+    """``x + weight * (end - x)`` for a number ``weight``, in PyTorch's two-sided form (exact at
+    both ends)."""
+
+    @staticmethod
+    def forward(xp, x, end, *, weight):
+        diff = end - x
+        return x + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+
+    @staticmethod
+    def backward(grad, *, weight):
+        return grad * (1 - weight), grad * weight
+
+
+class LerpTensor(Primitive):
+    """``x + weight * (end - x)`` for a Tensor ``weight`` (which gets a gradient too)."""
+
+    node_name = "LerpBackward1"
+    saves = ("x", "end", "weight")
+
+    @staticmethod
+    def forward(xp, x, end, weight):
+        diff = end - x
+        return xp.where(xp.abs(weight) < 0.5, x + weight * diff, end - diff * (1 - weight))
+
+    @staticmethod
+    def backward(grad, x, end, weight):
+        return grad * (1 - weight), grad * weight, grad * (end - x)
+
+
+def _one_float_dtype(*xs) -> bool:
+    """All Tensors of one floating dtype: the one-node primitives of activation.py apply."""
+    dt = xs[0]._array.dtype if is_tensor(xs[0]) else None
+    return dt is not None and dt.kind == "f" and all(
+        is_tensor(x) and x._array.dtype == dt for x in xs)
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)`` (``torch.lerp``); ``weight`` is a number or a Tensor;
+    all broadcast."""
+    if is_tensor(weight):
+        if _one_float_dtype(input, end, weight):
+            return LerpTensor.apply(input, end, weight)
+    elif _one_float_dtype(input, end) and isinstance(weight, (int, float)):
+        return Lerp.apply(input, end, weight=weight)
+    return add(input, mul(weight, sub(end, input)))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (``torch.addcmul``); all broadcast."""
+    if _one_float_dtype(input, tensor1, tensor2) and isinstance(value, (int, float)):
+        return Addcmul.apply(input, tensor1, tensor2, value=value)
+    return add(input, mul(mul(tensor1, tensor2), value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2`` (``torch.addcdiv``); all broadcast."""
+    if _one_float_dtype(input, tensor1, tensor2) and isinstance(value, (int, float)):
+        return Addcdiv.apply(input, tensor1, tensor2, value=value)
+    return add(input, mul(div(tensor1, tensor2), value))

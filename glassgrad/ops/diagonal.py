@@ -29,6 +29,16 @@ class Diagonal(Primitive):
         return (DiagEmbed.apply(grad, offset=offset, dim1=dim1, dim2=dim2, shape=shape),)
 
 
+class DiagonalCopy(Diagonal):
+    """``torch.diag`` of a matrix: the diagonal as a copy, under PyTorch's node name."""
+
+    node_name = "DiagonalBackward0_copy"
+
+    @staticmethod
+    def forward(xp, x, *, offset, dim1, dim2, shape):
+        return _diagonal_view(xp, x, offset, dim1, dim2).copy()
+
+
 class DiagEmbed(Primitive):
     """Zeros of ``shape`` with the input's last dim written on the (dim1, dim2) diagonal."""
 
@@ -80,9 +90,8 @@ def diag(input, diagonal: int = 0):
     if nd == 1:
         return diag_embed(input, diagonal, 0, 1)
     if nd == 2:
-        from .elementwise import clone
-
-        return clone(_apply_diagonal(input, int(diagonal), 0, 1))
+        return DiagonalCopy.apply(input, offset=int(diagonal), dim1=0, dim2=1,
+                                  shape=input._array.shape)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
 
 

@@ -579,24 +579,11 @@ def where(condition, input=None, other=None):
     return Where.apply(a, b, condition=cond)
 
 
-def lerp(input, end, weight):
-    """``input + weight * (end - input)`` (``torch.lerp``)."""
-    return add(input, mul(weight, sub(end, input)))
-
-
-def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2`` (``torch.addcmul``)."""
-    return add(input, mul(mul(tensor1, tensor2), value))
-
-
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2`` (``torch.addcdiv``)."""
-    return add(input, mul(div(tensor1, tensor2), value))
-
-
 def square(input):
     return pow(input, 2)
 
 
-# NOTE: the fill/copy primitives live in fill.py (file size); re-exported for callers
+# NOTE: the fill/copy primitives live in fill.py, addcmul/addcdiv/lerp (one-node primitives) in
+# activation.py (file size); re-exported for callers
+from .activation import addcdiv, addcmul, lerp  # noqa: F401
 from .fill import Clone, CopyFrom, Fill, MaskedFill, clone  # noqa: F401

@@ -185,6 +185,54 @@ class LogSoftmax(Primitive):
         return (LogSoftmaxBackwardData.forward(np, grad, result, dim=dim),)
 
 
+class Softmax(Primitive):
+    """``exp(x - max) / sum(exp(x - max), dim)`` in one kernel (PyTorch's ``SoftmaxBackward0``):
+    rows of ``-inf``, or with a ``+inf`` or NaN, give NaN, as there."""
+
+    saves = ("result",)
+
+    @staticmethod
+    def forward(xp, x, *, dim):
+        with np.errstate(invalid="ignore"):  # an inf max makes the row NaN, as in PyTorch
+            e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
+            e /= xp.sum(e, axis=dim, keepdims=True)
+        return e
+
+    @staticmethod
+    def backward(grad, result, *, dim):
+        return (SoftmaxBackwardData.apply(grad, result, dim=dim),)
+
+    @staticmethod
+    def backward_np(grad, result, *, dim):
+        if not _plain(grad, result):
+            return _tensor_rule(Softmax, grad, (result,), {"dim": dim})
+        return (SoftmaxBackwardData.forward(np, grad, result, dim=dim),)
+
+
+class SoftmaxBackwardData(Primitive):
+    """``y * (grad - sum(grad * y, dim))``: the derivative of ``y = softmax(x, dim)``."""
+
+    saves = ("grad", "y")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, grad, y, *, dim):
+        gy = grad * y
+        return gy - y * xp.sum(gy, axis=dim, keepdims=True)
+
+    @staticmethod
+    def backward(grad_grad, grad, y, *, dim, needs_input_grad):
+        # d/dgrad: y * (gg - sum(gg * y)); d/dy: gg * (grad - s) - y * sum(gg * grad),
+        # with s = sum(grad * y) (y's own dependence through s, term by term)
+        s = (grad * y).sum(dim, keepdim=True)
+        grad_grad_out = grad_y = None
+        if needs_input_grad[0]:
+            grad_grad_out = SoftmaxBackwardData.apply(grad_grad, y, dim=dim)
+        if needs_input_grad[1]:
+            grad_y = grad_grad * (grad - s) - grad * (grad_grad * y).sum(dim, keepdim=True)
+        return grad_grad_out, grad_y
+
+
 class LogSoftmaxBackwardData(Primitive):
     """``grad - exp(y) * grad.sum(dim)``: the derivative of ``y = log_softmax(x, dim)``."""
 

@@ -32,6 +32,14 @@ class Gather(Primitive):
         return (ScatterAdd.apply(zeros, grad, dim=dim, index=index, src_shape=index.shape),)
 
 
+class SortValues(Gather):  # sort()/topk() values: Gather under PyTorch's node names
+    node_name = "SortBackward0"  # (NOTE [Node names] in shape.py)
+
+
+class TopkValues(Gather):
+    node_name = "TopkBackward0"
+
+
 def _full_index(index, dim):
     grids = list(np.indices(index.shape, sparse=True))
     grids[dim] = index

@@ -16,6 +16,7 @@ from . import primitive
 from ._forward_errors import broadcast_shapes
 from ._names import c_type, scalar_type
 from ._util import is_tensor, mark_view, wrap_dim
+from .fill import MaskedFill
 from .primitive import Primitive, _check_inplace_leaf, _record
 
 
@@ -149,6 +150,65 @@ class IndexBackward(Primitive):
         return (Index.apply(grad, index=index, basic=basic, shape=shape),)
 
 
+# NOTE [Node names] in shape.py: a basic index is one Index node named after the last step
+# PyTorch takes for it (x[0] SelectBackward0, x[:, :1] SliceBackward0, x[None]
+# UnsqueezeBackward0; nothing but ``:``/``...`` AliasBackward0); pieces of split/unbind likewise
+class Select(Index):
+    node_name = "SelectBackward0"
+
+
+class Slice(Index):
+    node_name = "SliceBackward0"
+
+
+class UnsqueezeIndex(Index):
+    node_name = "UnsqueezeBackward0"
+
+
+class Alias(Index):
+    node_name = "AliasBackward0"
+
+
+class SplitPiece(Index):
+    node_name = "SplitBackward0"
+
+
+class SplitWithSizesPiece(Index):
+    node_name = "SplitWithSizesBackward0"
+
+
+class UnbindPiece(Index):
+    node_name = "UnbindBackward0"
+
+
+_FULL = slice(None)
+
+
+def _basic_cls(index, idx):
+    """The Index subclass named as PyTorch's last step for the basic index ``idx``."""
+    if type(index) is slice:  # PyTorch slices a lone slice even when it is ``:``
+        return Slice
+    cls = Alias
+    for k in idx:
+        if k is None:
+            cls = UnsqueezeIndex
+        elif type(k) is slice:
+            if k != _FULL:
+                cls = Slice
+        elif k is not Ellipsis:
+            cls = Select
+    return cls
+
+
+def view_index(input, idx, cls):
+    """``input[idx]`` for a basic NumPy index ending in Ellipsis, recorded as ``cls``: a view."""
+    if _state.enabled and input._requires_grad:
+        out = cls.apply(input, index=idx, basic=True, shape=input._array.shape)
+    else:
+        out = primitive._make(input._array[idx])
+    return mark_view(out, input, lambda b: view_index(b, idx, cls))
+
+
 def getitem(input, index):
     """``input[index]`` (``torch.Tensor.__getitem__``): views for ints, slices, None and
     Ellipsis; copies for integer/bool tensors and lists. IndexError with PyTorch's wording for
@@ -161,8 +221,10 @@ def getitem(input, index):
     try:
         # NOTE: advanced indices go through the primitive even without grad, so that inside vmap
         # a batched index into a plain tensor batches (func/_batched_rules.py)
-        if (_state.enabled and input._requires_grad) or not basic:
+        if not basic:
             out = Index.apply(input, index=idx, basic=basic, shape=shape)
+        elif _state.enabled and input._requires_grad:
+            out = _basic_cls(index, idx).apply(input, index=idx, basic=basic, shape=shape)
         else:
             out = primitive._make(input._array[idx])
     except IndexError as e:
@@ -268,11 +330,29 @@ def index_put(input, indices, values, accumulate: bool = False):
         raise index_error(e, input, idx, "index_put into") from None
 
 
+class MaskedFillScalar(Primitive):
+    """``x`` with the number ``value`` (a 0-d array of x's dtype) where ``mask`` is True."""
+
+    node_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(xp, x, *, mask, value):
+        return xp.where(mask, value, x)
+
+    @staticmethod
+    def backward(grad, *, mask, value):
+        from .shape import where_mask
+
+        return (where_mask(mask, grad),)
+
+
+class MaskedFillTensor(MaskedFill):  # a 0-d Tensor value, which gets a gradient
+    node_name = "MaskedFillBackward1"
+
+
 def masked_fill(input, mask, value):
     """``value`` where ``mask`` is True, ``input`` elsewhere (``torch.masked_fill``); ``mask`` is
     bool and broadcasts; ``value`` is a number or a 0-d tensor (which then gets a gradient)."""
-    from .elementwise import where
-
     m = mask._array if is_tensor(mask) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(
@@ -293,7 +373,9 @@ def masked_fill(input, mask, value):
             f"({list(m.shape)}) at non-singleton dimension\nglassgrad: masked_fill of a "
             f"{list(input.shape)} tensor with a {list(m.shape)} mask that does not broadcast."
         ) from None
-    return where(primitive._make(m), _value_tensor(value, input, "masked_fill"), input)
+    if is_tensor(value):
+        return MaskedFillTensor.apply(input, _value_tensor(value, input, "masked_fill"), mask=m)
+    return MaskedFillScalar.apply(input, mask=m, value=np.asarray(value, input._array.dtype))
 
 
 def masked_select(input, mask):

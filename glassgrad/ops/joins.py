@@ -160,14 +160,21 @@ def split(tensor, split_size_or_sections, dim: int = 0):
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={sizes}"
             )
-    return _pieces(tensor, d, sizes)
+        return _pieces(tensor, d, sizes, "SplitWithSizesPiece")
+    return _pieces(tensor, d, sizes, "SplitPiece")
 
 
-def _pieces(tensor, d, sizes):
+def _pieces(tensor, d, sizes, cls="Slice"):
+    """Views of consecutive ``sizes`` along ``d``, each node named by the Index subclass
+    ``cls`` (PyTorch's SplitBackward0 ...: NOTE [Node names] in indexing.py)."""
+    from . import indexing
+
+    cls = getattr(indexing, cls)
+    lead = (slice(None),) * d
     out = []
     start = 0
     for s in sizes:
-        out.append(narrow(tensor, d, start, s))
+        out.append(indexing.view_index(tensor, lead + (slice(start, start + s), Ellipsis), cls))
         start += s
     return tuple(out)
 
@@ -181,7 +188,7 @@ def chunk(input, chunks: int, dim: int = 0):
     d = wrap_dim(dim, input._array.ndim, "chunk")
     size = input._array.shape[d]
     if size == 0:  # NOTE: PyTorch gives `chunks` empty pieces here
-        return _pieces(input, d, [0] * chunks)
+        return _pieces(input, d, [0] * chunks, "SplitPiece")
     return split(input, -(-size // chunks), d)
 
 
@@ -215,10 +222,11 @@ def tensor_split(input, indices_or_sections, dim: int = 0):
 
 def unbind(input, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed (``torch.unbind``): views."""
-    from .indexing import getitem
+    from .indexing import UnbindPiece, view_index
 
     if input._array.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, input._array.ndim, "unbind")
     lead = (slice(None),) * d
-    return tuple(getitem(input, lead + (i,)) for i in range(input._array.shape[d]))
+    return tuple(view_index(input, lead + (i, Ellipsis), UnbindPiece)
+                 for i in range(input._array.shape[d]))

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..amp.autocast import autocast_arg, autocast_args, autocast_excluded
 from ..amp.autocast import state as _autocast
+from . import primitive
 from ._names import c_type, scalar_type
 from ._util import is_tensor, promote, wrap_dim
 from .einsum_parse import contraction_path, parse_equation
@@ -53,6 +54,39 @@ class MatMul(Primitive):
         gemm = MatMul.forward  # (2-D: MatMulNT's and MatMulTN's forwards, as ``backward``)
         return (gemm(np, grad, np.swapaxes(y, -1, -2)) if needs_input_grad[0] else None,
                 gemm(np, np.swapaxes(x, -1, -2), grad) if needs_input_grad[1] else None)
+
+
+class Bmm(MatMul):  # torch.bmm's node name (NOTE [Node names] in ops/shape.py)
+    node_name = "BmmBackward0"
+
+
+class Mv(Primitive):
+    """(n, m) @ (m,) -> (n,): PyTorch's node for ``mv`` and for ``matmul`` of a matrix and a
+    vector (no lift to matrices, so next_functions reads as PyTorch's)."""
+
+    saves = ("x", "y")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, x, y):
+        if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # NOTE: see MatMul.forward
+            return xp.matmul(x.astype(xp.float32), y.astype(xp.float32)).astype(x.dtype)
+        return xp.matmul(x, y)
+
+    @staticmethod
+    def backward(grad, x, y, needs_input_grad):
+        grad_x = grad.unsqueeze(1) * y if needs_input_grad[0] else None
+        grad_y = Mv.apply(x.t(), grad) if needs_input_grad[1] else None
+        return grad_x, grad_y
+
+
+class Dot(Mv):
+    """(n,) . (n,) -> 0-d: ``dot`` and ``matmul`` of two vectors."""
+
+    @staticmethod
+    def backward(grad, x, y, needs_input_grad):
+        return (grad * y if needs_input_grad[0] else None,
+                grad * x if needs_input_grad[1] else None)
 
 
 def _explain(op, a, b) -> str:
@@ -132,6 +166,8 @@ def matmul(input, other):
             raise _batch_error(a, b) from None
     if a._array.shape[-1] != b._array.shape[-2 if nb > 1 else 0]:
         raise _matmul_shape_error(a, b)
+    if nb == 1 and na <= 2:
+        return (Dot if na == 1 else Mv).apply(a, b)
     if na == 1:
         a = a.unsqueeze(0)
     if nb == 1:
@@ -192,7 +228,7 @@ def bmm(input, mat2):
             f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
             + _explain("bmm", input, mat2)
         )
-    return MatMul.apply(input, mat2)
+    return Bmm.apply(input, mat2)
 
 
 def mv(input, vec):
@@ -454,7 +490,21 @@ def trace(input):
 
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    return sum(diagonal(input))
+    if input._array.dtype.kind != "f":
+        return sum(diagonal(input))  # integers give int64, as sum
+    return Trace.apply(input, shape=input._array.shape)
+
+
+class Trace(Primitive):
+    """The sum of a matrix's main diagonal; the gradient is ``grad`` times the identity."""
+
+    @staticmethod
+    def forward(xp, x, *, shape):
+        return xp.trace(x)
+
+    @staticmethod
+    def backward(grad, *, shape):
+        return (grad * primitive._make(np.eye(*shape, dtype=grad._array.dtype)),)
 
 
 from . import fused as _fused  # (last: ops/fused.py imports this module)

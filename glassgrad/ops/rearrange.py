@@ -1,6 +1,7 @@
 """Reorderings and repeats: ``flip``, ``roll``, ``rot90``, ``repeat``, ``tile``,
 ``repeat_interleave``, ``diff``. Flip and roll are primitives (one NumPy call each, their own
-inverse as backward); the rest are composed from views, ``index_select`` and ``cat``."""
+inverse as backward), and so is repeat (RepeatBackward0, as PyTorch); the rest are composed from
+views, ``index_select`` and ``cat``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from . import primitive
 from ._util import is_tensor, wrap_dim, wrap_dims
 from .primitive import Primitive
-from .shape import _shape_arg, expand, flatten, narrow, reshape, transpose
+from .shape import _shape_arg, flatten, narrow, reshape, transpose
 
 
 class Flip(Primitive):
@@ -30,6 +31,24 @@ class Roll(Primitive):
     @staticmethod
     def backward(grad, *, shifts, dims):
         return (Roll.apply(grad, shifts=tuple(-s for s in shifts), dims=dims),)
+
+
+class Repeat(Primitive):
+    """``x`` tiled ``sizes`` times per dim (leading new dims for extra sizes). Backward folds
+    each dim of the gradient into (count, size) and sums the counts away."""
+
+    @staticmethod
+    def forward(xp, x, *, sizes, shape):  # shape: the input's
+        return xp.tile(x, sizes)
+
+    @staticmethod
+    def backward(grad, *, sizes, shape):
+        padded = (1,) * (len(sizes) - len(shape)) + tuple(shape)
+        folded = []
+        for r, s in zip(sizes, padded):
+            folded += [r, s]
+        g = reshape(grad, tuple(folded)).sum(tuple(range(0, 2 * len(sizes), 2)))
+        return (reshape(g, shape),)
 
 
 def flip(input, dims):
@@ -106,19 +125,13 @@ def repeat(input, *sizes):
             f"tensor\nglassgrad: repeat{tuple(sizes)} of a {list(input.shape)} tensor; give one "
             "count per dim."
         )
-    x = reshape(input, (1,) * (len(sizes) - nd) + input._array.shape)
-    # expand an interleaved singleton dim, then merge: one copy, differentiable without new code
-    inter, target = [], []
-    for r, s in zip(sizes, x._array.shape):
-        inter += [1, s]
-        target += [r, s]
-    y = expand(reshape(x, tuple(inter)), tuple(target))
-    return reshape(y.contiguous(), tuple(r * s for r, s in zip(sizes, x._array.shape)))
+    return Repeat.apply(input, sizes=sizes, shape=input._array.shape)
 
 
 def tile(input, dims):
-    """``repeat`` with missing leading counts taken as 1 (``torch.tile``)."""
-    dims = tuple(dims)
+    """``repeat`` with missing leading counts taken as 1 (``torch.tile``); ``dims`` is a tuple
+    or one int."""
+    dims = (int(dims),) if isinstance(dims, (int, np.integer)) else tuple(dims)
     nd = input._array.ndim
     if len(dims) < nd:
         dims = (1,) * (nd - len(dims)) + dims

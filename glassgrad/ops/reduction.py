@@ -152,6 +152,14 @@ class Amin(Amax):
         return xp.min(x, axis=dims, keepdims=keepdim)
 
 
+class MaxAll(Amax):  # x.max(): PyTorch's node for the overall max (NOTE [Node names], shape.py)
+    node_name = "MaxBackward1"
+
+
+class MinAll(Amin):
+    node_name = "MinBackward1"
+
+
 class LogSumExp(Primitive):
     node_name = "LogsumexpBackward0"
     saves = ("x", "result")

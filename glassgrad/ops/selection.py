@@ -10,10 +10,34 @@ import numpy as np
 
 from . import primitive
 from ._util import is_tensor, wrap_dim
+from .primitive import Primitive
 
 MaxMin = namedtuple("max", ["values", "indices"])
 _MinResult = namedtuple("min", ["values", "indices"])
 _AMinMax = namedtuple("aminmax", ["min", "max"])
+
+
+class MaxDim(Primitive):
+    """``max(x, dim)`` values: ``x`` at the arg ``index`` (a keepdim int64 array) along ``dim``;
+    the gradient goes to that one element (Gather's backward), as PyTorch's MaxBackward0."""
+
+    node_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(xp, x, *, dim, index, keepdim, shape):
+        out = xp.take_along_axis(x, index, axis=dim)
+        return out if keepdim else xp.squeeze(out, axis=dim)
+
+    @staticmethod
+    def backward(grad, *, dim, index, keepdim, shape):
+        from .gather import Gather
+
+        return Gather.backward(grad if keepdim else grad.unsqueeze(dim), dim=dim, index=index,
+                               shape=shape)
+
+
+class MinDim(MaxDim):
+    node_name = "MinBackward0"
 
 
 def _along(input, dim, keepdim, np_arg, name, result_type):
@@ -28,13 +52,10 @@ def _along(input, dim, keepdim, np_arg, name, result_type):
             f"{name}(): Expected reduction dim {d} to have non-zero size.\n"
             f"glassgrad: the input has shape {list(arr.shape)}."
         )
-    from .indexing import gather
-    from .shape import squeeze
-
     idx = np_arg(arr, axis=d, keepdims=True).astype(np.int64, copy=False)
-    values = gather(input, d, primitive._make(idx))
+    cls = MaxDim if name == "max" else MinDim
+    values = cls.apply(input, dim=d, index=idx, keepdim=keepdim, shape=arr.shape)
     if not keepdim:
-        values = squeeze(values, d)
         idx = np.squeeze(idx, axis=d)
     return result_type(values, primitive._make(idx))
 
@@ -66,11 +87,11 @@ def min(input, dim=None, keepdim: bool = False):
 
 def _overall(input, op):
     """``max()``/``min()`` of all elements: amax/amin whose gradient NaNs share (see Amax)."""
-    from .reduction import Amax, Amin, reduce_dims
+    from .reduction import MaxAll, MinAll, reduce_dims
 
     if not input._array.size:
         _empty_error(input, op)
-    cls = Amax if op == "max" else Amin
+    cls = MaxAll if op == "max" else MinAll
     return cls.apply(input, dims=reduce_dims(None, input._array.ndim, op), keepdim=False,
                      evenly=True)
 

@@ -42,6 +42,33 @@ class Permute(Primitive):
         return (permute(grad, *np.argsort(dims).tolist()),)
 
 
+# NOTE [Node names]: the same primitive under PyTorch's node name for the public function that
+# made it (``x.t()`` is TBackward0, ``x.transpose`` TransposeBackward0); forward and backward are
+# the base's, and vmap finds the base's batching rule (func/_batched_rules.py looks up the MRO)
+class T(Permute):
+    node_name = "TBackward0"
+
+
+class Transpose(Permute):
+    node_name = "TransposeBackward0"
+
+
+class Unsqueeze(Reshape):
+    node_name = "UnsqueezeBackward0"
+
+
+class Squeeze(Reshape):  # squeeze(): every size-1 dim
+    node_name = "SqueezeBackward0"
+
+
+class SqueezeDim(Reshape):  # squeeze(dim)
+    node_name = "SqueezeBackward1"
+
+
+class SqueezeDims(Reshape):  # squeeze((dim, ...))
+    node_name = "SqueezeBackward2"
+
+
 class Expand(Primitive):
     @staticmethod
     def forward(xp, x, *, shape):
@@ -262,11 +289,12 @@ def transpose(input, dim0: int, dim1: int):
     """Swap two dims (``torch.transpose``): a view."""
     nd = input._array.ndim
     d0, d1 = wrap_dim(dim0, nd, "transpose"), wrap_dim(dim1, nd, "transpose")
-    if nd < 2 or d0 == d1:
-        return _alias_view(input)
     dims = list(range(nd))
-    dims[d0], dims[d1] = dims[d1], dims[d0]
-    return permute(input, *dims)
+    if nd:
+        dims[d0], dims[d1] = dims[d1], dims[d0]
+    dims = tuple(dims)
+    out = Transpose.apply(input, dims=dims)
+    return mark_view(out, input, lambda b: transpose(b, d0, d1))
 
 
 swapaxes = swapdims = transpose
@@ -276,7 +304,8 @@ def t(input):
     """Transpose a 0-2 dim tensor (``torch.t``)."""
     if input._array.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return transpose(input, 0, -1) if input._array.ndim == 2 else _alias_view(input)
+    out = T.apply(input, dims=(1, 0) if input._array.ndim == 2 else tuple(range(input._array.ndim)))
+    return mark_view(out, input, t)
 
 
 def adjoint(input):
@@ -354,7 +383,9 @@ def squeeze(input, dim=None):
     shp = input._array.shape
     dims = wrap_dims(dim, len(shp), "squeeze")
     new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
-    return reshape(input, new)
+    cls = Squeeze if dim is None else SqueezeDims if isinstance(dim, (tuple, list)) else SqueezeDim
+    out = cls.apply(input, shape=new, src=shp)
+    return mark_view(out, input, lambda b: squeeze(b, dim))
 
 
 def unsqueeze(input, dim: int):
@@ -362,7 +393,8 @@ def unsqueeze(input, dim: int):
     nd = input._array.ndim
     d = wrap_dim(dim, nd + 1, "unsqueeze")
     shp = input._array.shape
-    return reshape(input, shp[:d] + (1,) + shp[d:])
+    out = Unsqueeze.apply(input, shape=shp[:d] + (1,) + shp[d:], src=shp)
+    return mark_view(out, input, lambda b: unsqueeze(b, d))
 
 
 def movedim(input, source, destination):
