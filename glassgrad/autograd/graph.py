@@ -132,6 +132,17 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
 
+    def __getattr__(self, name):
+        # only reached for names that are not slots or class attributes: no hot-path cost
+        if name.startswith("_saved_") and self._prim is not None:
+            found, value = _saved_attribute(self, name[7:])
+            if found:
+                return value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {"_saved_" + k for k in _saved_keys(self)})
+
     @property
     def metadata(self) -> dict:
         if self._metadata is None:
@@ -382,6 +393,45 @@ def _inplace_message(t, saved_version: int, node, is_output: bool, output_nr: in
         f"{t._vc[0] & mask}; expected version {saved_version & mask} instead. {hint}\n"
         + _diagnostics.inplace_explanation(t, saved_version, node, is_output)
     )
+
+
+def _saved_keys(node) -> list:
+    """The ``_saved_*`` names ``node`` answers (PyTorch's ``grad_fn._saved_self`` & co.): its
+    attributes, its saved inputs under glassgrad's names and PyTorch's (``self`` for input 0,
+    ``other`` for input 1), and ``result`` for a saved output."""
+    prim = node._prim
+    if prim is None:
+        return []
+    keys = list(node._attrs or ())
+    names = prim._input_names
+    for i in prim._save_idx:
+        if i < 0:
+            keys.append("result" if i == -1 else f"result{-1 - i}")
+        else:
+            keys.append(names[i])
+            if i < 2:
+                keys.append(("self", "other")[i])
+    return keys
+
+
+def _saved_attribute(node, key):
+    """(found, value) for ``node._saved_<key>``; a freed saved tensor raises PyTorch's error."""
+    prim = node._prim
+    attrs = node._attrs or {}
+    if key in attrs:
+        return True, attrs[key]
+    names = prim._input_names
+    for pos, i in enumerate(prim._save_idx):
+        if i < 0:
+            match = key == ("result" if i == -1 else f"result{-1 - i}")
+        else:
+            match = key == names[i] or (i < 2 and key == ("self", "other")[i])
+        if match:
+            if node._freed or node._saved is None:
+                raise RuntimeError(_second_time_message(node))
+            s = node._saved[pos]
+            return True, s.unpack(node) if type(s) is SavedTensor else s
+    return False, None
 
 
 def _second_time_message(node) -> str:

@@ -75,6 +75,7 @@ class Primitive:
     _save_idx: tuple = ()
     _saves_input0 = False
     _save1 = 0
+    _input_names: tuple = ()
     scalar_attr = "other"  # the one attribute apply_scalar passes
     zero_d_as_scalar = True  # NOTE [Fast path]: forward may get a 0-d input as a NumPy scalar
 
@@ -82,6 +83,7 @@ class Primitive:
         super().__init_subclass__(**kwargs)
         params = list(inspect.signature(cls.forward).parameters.values())[1:]
         inputs = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+        cls._input_names = tuple(inputs)  # for Node's _saved_* attributes (graph.py)
         if any(_output_index(p.name) is not None for p in params):
             raise TypeError(f"{cls.__name__}.forward: 'result' is reserved for the output")
         idx = []
