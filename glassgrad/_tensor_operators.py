@@ -49,7 +49,7 @@ def _binary(name, fn, prim, scalar_prim):
         return fn(self, other)
 
     # NOTE [Fast path] in ops/fast_path.py: the recording float case runs there, the rest here
-    return fast_path.scalar(scalar_prim, _named(op, name))
+    return fast_path.scalar(scalar_prim, _named(op, name), tensor_prim=prim)
 
 
 def _reflected(name, fn, scalar_prim, scalar_op=None):

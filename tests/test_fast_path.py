@@ -94,6 +94,20 @@ def test_scalar_fast_path_records_what_apply_records(op, prim, number, shape):
     _assert_same_record(op(x), prim.apply_scalar(x, number))
 
 
+BINARY = [(lambda a, b: a + b, ew.Add), (lambda a, b: a - b, ew.Sub),
+          (lambda a, b: a * b, ew.Mul), (lambda a, b: a / b, ew.Div)]
+
+
+@pytest.mark.parametrize("shapes", [((), ()), ((3,), (3,)), ((2, 3), (3,)), ((), (2, 3))],
+                         ids=str)
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)], ids=str)
+@pytest.mark.parametrize(("op", "prim"), BINARY, ids=["add", "sub", "mul", "div"])
+def test_binary_fast_path_records_what_apply_records(op, prim, grads, shapes):
+    x = _input(shapes[0], requires_grad=grads[0])
+    y = _input(shapes[1], requires_grad=grads[1], leaf=True)
+    _assert_same_record(op(x, y), prim.apply_binary(x, y))
+
+
 def test_fast_path_steps_aside_for_hooks_anomaly_and_no_grad():
     x = _input(())
     with glassgrad.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):

@@ -37,13 +37,15 @@ def unary(prim, fallback):
     return _fast(prim, fallback, None, False)
 
 
-def scalar(prim, fallback, check_autocast: bool = False):
-    """``x <op> number`` (``prim`` takes the number as its one attribute); ``fallback(x, other)``
-    (the operator's general form) for any other operand or case."""
-    return _fast(prim, fallback, prim.scalar_attr, check_autocast)
+def scalar(prim, fallback, check_autocast: bool = False, tensor_prim=None):
+    """``x <op> number`` (``prim`` takes the number as its one attribute), and ``x <op> y`` of two
+    tensors of one dtype through ``tensor_prim`` when given; ``fallback(x, other)`` (the
+    operator's general form) for any other operand or case."""
+    binary = _binary(tensor_prim, fallback) if tensor_prim is not None else None
+    return _fast(prim, fallback, prim.scalar_attr, check_autocast, binary)
 
 
-def _fast(prim, fallback, key, check_autocast):
+def _fast(prim, fallback, key, check_autocast, binary=None):
     from ..amp.autocast import state as autocast
     from ..tensor import Tensor
 
@@ -59,10 +61,13 @@ def _fast(prim, fallback, key, check_autocast):
     check_autocast = check_autocast or unary_op
 
     def apply(x, other=None):
+        if not (unary_op or other.__class__ is float or other.__class__ is int):
+            if binary is not None and isinstance(other, Tensor):
+                return binary(x, other)
+            return fallback(x, other)
         a = x._array
         # the fast case: a float32/float64 ndarray that records, a Python number, nothing on
-        if not ((unary_op or other.__class__ is float or other.__class__ is int)
-                and x._requires_grad and _state.enabled and type(a) is _ndarray
+        if not (x._requires_grad and _state.enabled and type(a) is _ndarray
                 and (a.dtype is _F32 or a.dtype is _F64)
                 and not (check_autocast and autocast.on)
                 and not (hooks.saved_tensor_hooks or hooks.record_source or hooks.grad_consts)):
@@ -129,4 +134,82 @@ def _fast(prim, fallback, key, check_autocast):
 
     apply.__name__, apply.__qualname__ = fallback.__name__, fallback.__qualname__
     apply.__doc__ = fallback.__doc__
+    return apply
+
+
+def _binary(prim, fallback):
+    """``x <op> y`` for two tensors of one float32/float64 dtype, either recording (``prim`` an
+    attribute-less two-input primitive that saves inputs only); ``fallback(x, y)`` otherwise."""
+    from ..tensor import Tensor
+
+    idx = prim._save_idx
+    if prim.multi_output or any(i < 0 for i in idx) or len(prim._input_names) != 2:
+        raise TypeError(f"{prim.__name__} has no binary fast path")  # at import
+    fwd = prim.forward
+    node_cls = prim.node_cls
+    hooks = _Hooks
+    as_scalar = prim.zero_d_as_scalar
+
+    def apply(x, y):
+        a = x._array
+        b = y._array
+        if not ((x._requires_grad or y._requires_grad) and _state.enabled
+                and type(a) is _ndarray and type(b) is _ndarray and a.dtype is b.dtype
+                and (a.dtype is _F32 or a.dtype is _F64)
+                and not (hooks.saved_tensor_hooks or hooks.record_source or hooks.grad_consts)):
+            return fallback(x, y)
+        try:
+            if as_scalar:
+                out = fwd(xp, a if a.shape else a[()], b if b.shape else b[()])
+            else:
+                out = fwd(xp, a, b)
+        except Exception:  # noqa: BLE001 - the general form runs it again and explains it
+            return fallback(x, y)
+        if out.__class__ is not _ndarray:
+            out = _asarray(out)
+        r = _new(Tensor)  # Tensor._make's fields
+        r._array = out
+        r._grad = None
+        r._base = None
+        r._view_fn = None
+        r._output_nr = 0
+        r._grad_acc = None
+        r._hooks = None
+        r._post_acc_hooks = None
+        r._retains_grad = False
+        r._name = None
+        r._requires_grad = True
+        r._vc = [0]
+        fn = x.grad_fn
+        if fn is not None:
+            ex = (fn, x._output_nr)
+        else:
+            ex = (grad_accumulator(x), 0) if x._requires_grad else _NO_EDGE
+        fn = y.grad_fn
+        if fn is not None:
+            ey = (fn, y._output_nr)
+        else:
+            ey = (grad_accumulator(y), 0) if y._requires_grad else _NO_EDGE
+        if idx:
+            xy = (x, y)
+            saved = tuple([SavedTensor(xy[i], False) for i in idx])
+        else:
+            saved = ()
+        n = _new(node_cls)  # Node.__init__'s fields
+        n.next_functions = (ex, ey)
+        n._in_meta = ((a.shape, a.dtype), (b.shape, b.dtype))
+        n._saved = saved
+        n._attrs = _NO_ATTRS
+        n._seq = next(_sequence)
+        n._freed = False
+        n._pre_hooks = None
+        n._post_hooks = None
+        n._tensor_hooks = None
+        n._retain = None
+        n._metadata = None
+        n._retained = None
+        n.source = None
+        r.grad_fn = n
+        return r
+
     return apply
