@@ -104,6 +104,11 @@ def _status_kib(field: str) -> int:
     raise KeyError(field)
 
 
+def _n_threads(n: int) -> str:
+    """``"1 thread"``, ``"2 threads"``."""
+    return f"{n} thread" + ("" if n == 1 else "s")
+
+
 def memory_child(key: str, lib_name: str, threads: int | None) -> None:
     """Run in the subprocess: print the workload's peak RSS as JSON on the last line."""
     lib = __import__(lib_name)
@@ -202,8 +207,8 @@ def main(argv=None) -> int:
     }
     m = header["machine"]
     print(f"{m['cpu']}, {m['cores']} cores; Python {m['python']}; NumPy {m['numpy']} with "
-          f"{blas['name']} ({blas['threads']} threads); torch {torch.__version__} "
-          f"({torch.get_num_threads()} threads); load average {header['load_average_start']}")
+          f"{blas['name']} ({_n_threads(blas['threads'])}); torch {torch.__version__} "
+          f"({_n_threads(torch.get_num_threads())}); load average {header['load_average_start']}")
     cols = (f"{'workload':44s} {'glassgrad':>10s} {'torch':>10s} {'ratio':>6s} {'target':>6s}"
             f" {'step mem gg':>18s} {'step mem torch':>18s} {'ratio':>6s}  losses")
     print(cols)

@@ -14,14 +14,50 @@ import time
 
 import numpy as np
 
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` with "(default: X)" after each option's text, except for flags, options whose
+    default is None (their text says what happens) and texts that already name their default."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (action.default is None or action.nargs == 0 or "(default" in text
+                or action.default is argparse.SUPPRESS):
+            return text
+        return super()._get_help_string(action)
+
 
 def add_backend_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="glassgrad", choices=["glassgrad", "torch"],
-                        help="library that runs the code")
+                        help="library that runs the code; torch runs the same code on PyTorch, "
+                        "on one thread")
+
+
+def add_out_arg(parser: argparse.ArgumentParser, default: str, more: str = "") -> None:
+    """``--out``; its default is filled in by ``resolve_out`` once the backend is known: torch
+    writes to its own folder, so it never overwrites glassgrad's results."""
+    parser.add_argument("--out", default=None,
+                        help=f"output folder (default: {default}, {default}-torch with "
+                        f"--backend torch{more})")
+
+
+def resolve_out(args, default: str) -> str:
+    """``args.out``, or ``default`` (``default + "-torch"`` on the torch backend) when not given."""
+    if args.out is None:
+        args.out = default + ("-torch" if args.backend == "torch" else "")
+    return args.out
 
 
 def load_backend(name: str):
-    return importlib.import_module(name)
+    """The module that runs the examples' code. PyTorch is limited to one thread (as
+    ``blas_threads`` does for NumPy) unless OPENBLAS/OMP/MKL_NUM_THREADS is set: the examples'
+    tensors are small, and on a busy 2-core machine torch's second thread made it 15-25x slower."""
+    module = importlib.import_module(name)
+    if name == "torch" and not any(os.environ.get(k) for k in THREAD_VARS):
+        module.set_num_threads(1)
+    return module
 
 
 def digits_arrays(split: str, scale: str = "unit"):
@@ -63,8 +99,7 @@ def blas_threads(n: int = 1):
     dependency); without it, does nothing."""
     import contextlib
 
-    if any(os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                       "MKL_NUM_THREADS")):
+    if any(os.environ.get(k) for k in THREAD_VARS):
         return contextlib.nullcontext()
     try:
         from threadpoolctl import threadpool_limits

@@ -16,10 +16,11 @@ The default run reaches a mean top-class probability of about 0.9 with all 10 cl
 BatchNorm1d after each hidden layer (it stops the mode collapse the plain MLP showed) and is read
 through an exponential moving average of its weights.
 
-Writes to ``--out`` (default runs/gan): samples_epoch_XXX.png, samples.png (the last grid),
-losses.png, summary.json. The samples are judged by the digits classifier
-(examples/classify_digits.py, trained first if missing): mean top-class probability and how many of
-the 10 classes appear (a class counts when >= 1% of 1,000 samples are given it).
+Writes to ``--out`` (default runs/gan; runs/gan-torch with ``--backend torch``):
+samples_epoch_XXX.png, samples.png (the last grid), losses.png, summary.json. The samples are judged
+by the digits classifier (examples/classify_digits.py; trained with its defaults first if the saved
+one is missing or below 95% test accuracy): mean top-class probability and how many of the 10
+classes appear (a class counts when >= 1% of 1,000 samples are given it).
 """
 
 from __future__ import annotations
@@ -36,14 +37,18 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _common import (
+    HelpFormatter,
     Timer,
     add_backend_arg,
+    add_out_arg,
     blas_threads,
     digits_arrays,
     load_backend,
     out_dir,
+    resolve_out,
     write_json,
 )
+from classify_digits import MIN_JUDGE_ACCURACY, load_or_train
 
 
 def build_models(torch, nz: int, hidden_g=(128, 256), hidden_d=(256, 128)):
@@ -266,9 +271,8 @@ def train(torch, args) -> dict:
     if memory is not None and hasattr(memory, "max_memory_allocated"):
         summary["peak_tensor_memory_mb"] = round(memory.max_memory_allocated() / 2**20, 3)
     if not args.no_judge:
-        from classify_digits import load_or_train
-
-        classifier = load_or_train(torch, args.classifier, progress=not args.quiet)
+        classifier = load_or_train(torch, args.classifier, progress=not args.quiet,
+                                   min_accuracy=args.judge_min_accuracy)
         summary.update(judge(torch, averaged, classifier, args.nz))
     write_json(os.path.join(out, "summary.json"), summary)
     return summary
@@ -276,7 +280,7 @@ def train(torch, args) -> dict:
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Train the article's GAN on the bundled digits.",
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=HelpFormatter)
     add_backend_arg(parser)
     parser.add_argument("--variant", default="article", choices=("article", "wgan-gp"),
                         help="article: BCE GAN with retain_graph; wgan-gp: critic + penalty")
@@ -284,25 +288,31 @@ def parse_args(argv=None):
                         help="article variant: feed fake.detach() to D instead of retain_graph")
     parser.add_argument("--epochs", type=int, default=None,
                         help="passes over the data (default: 200 article, 400 wgan-gp)")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=64, help="real images per step")
     parser.add_argument("--lr", type=float, default=2e-4,
-                        help="Adam lr; betas (0.5, 0.999), for wgan-gp (0.5, 0.9)")
+                        help="Adam learning rate of both networks; betas (0.5, 0.999), for "
+                        "wgan-gp (0.5, 0.9)")
     parser.add_argument("--nz", type=int, default=32, help="latent size")
     parser.add_argument("--ema", type=float, default=0.998, help="decay of the averaged generator")
     parser.add_argument("--n-critic", type=int, default=5, help="wgan-gp: critic steps per G step")
-    parser.add_argument("--gp-weight", type=float, default=10.0, help="wgan-gp: lambda")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gp-weight", type=float, default=10.0,
+                        help="wgan-gp: lambda, the weight of the gradient penalty")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the weights, the shuffling and the sample grid's latents")
     parser.add_argument("--sample-every", type=int, default=20, help="epochs between sample grids")
-    parser.add_argument("--out", default=None, help="default: runs/gan or runs/gan_wgan_gp")
-    parser.add_argument("--classifier", default="runs/classifier/classifier.safetensors")
+    add_out_arg(parser, "runs/gan", "; runs/gan_wgan_gp(-torch) for wgan-gp")
+    parser.add_argument("--classifier", default="runs/classifier/classifier.safetensors",
+                        help="the judge's weights (examples/classify_digits.py); trained with "
+                        "the defaults first if missing or below --judge-min-accuracy")
+    parser.add_argument("--judge-min-accuracy", type=float, default=MIN_JUDGE_ACCURACY,
+                        help="test accuracy the saved judge must reach to be reused")
     parser.add_argument("--no-judge", action="store_true", help="skip the classifier's verdict")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     wgan = args.variant == "wgan-gp"
     if args.epochs is None:
         args.epochs = 400 if wgan else 200
-    if args.out is None:
-        args.out = "runs/gan_wgan_gp" if wgan else "runs/gan"
+    resolve_out(args, "runs/gan_wgan_gp" if wgan else "runs/gan")
     return args
 
 

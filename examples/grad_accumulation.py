@@ -17,7 +17,8 @@ full batch, with the memory it saves, its BatchNorm caveat, and mixed precision 
    whose step-by-step history is printed: the skipped steps, the parameters whose gradients
    overflowed, the scale; bfloat16 has float32's range and needs no scaler).
 
-Writes ``--out`` (default runs/grad_accumulation): summary.json and memory.png.
+Writes ``--out`` (default runs/grad_accumulation, runs/grad_accumulation-torch with
+``--backend torch``): summary.json and memory.png.
 """
 
 from __future__ import annotations
@@ -31,7 +32,18 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, digits_arrays, load_backend, out_dir, write_json
+from _common import (
+    HelpFormatter,
+    Timer,
+    add_backend_arg,
+    add_out_arg,
+    blas_threads,
+    digits_arrays,
+    load_backend,
+    out_dir,
+    resolve_out,
+    write_json,
+)
 from classify_digits import build_classifier
 
 AMP_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
@@ -272,12 +284,14 @@ def plot_memory(rows, path: str) -> None:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description="Gradient accumulation (and mixed precision) on the bundled digits.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=HelpFormatter)
     add_backend_arg(parser)
-    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=10,
+                        help="passes over the training images when training the classifier")
     parser.add_argument("--batch-size", type=int, default=64, help="effective batch per step")
     parser.add_argument("--micro-batch", type=int, default=16, help="samples per forward")
-    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--lr", type=float, default=2e-3,
+                        help="Adam learning rate (cosine decay to 0)")
     parser.add_argument("--amp", choices=["bf16", "fp16"], default=None,
                         help="also train under autocast in this dtype and compare with float32")
     parser.add_argument("--check-sizes", default="64,32,16,8,4",
@@ -287,17 +301,24 @@ def parse_args(argv=None):
                         "short run; 20 shows the scaler probing the largest safe scale)")
     parser.add_argument("--train-samples", type=int, default=None,
                         help="use only the first N training images (smoke tests)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="runs/grad_accumulation")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the weights and the shuffling")
+    add_out_arg(parser, "runs/grad_accumulation")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.batch_size % args.micro_batch:
         parser.error("--batch-size must be a multiple of --micro-batch")
+    resolve_out(args, "runs/grad_accumulation")
     return args
 
 
 def main(argv=None) -> dict:
+    """Run the checks and the training; returns the summary (also written to summary.json)."""
     args = parse_args(argv)
+    with blas_threads():  # one BLAS thread: small matrices (see _common.blas_threads)
+        return _main(args)
+
+
+def _main(args) -> dict:
     torch = load_backend(args.backend)
     timer = Timer()
     out = out_dir(args.out)

@@ -14,7 +14,7 @@ itself a graph, so it can be differentiated again, as often as you like. This ex
     python examples/higher_order.py                  # prints the checks, writes two pictures
     python examples/higher_order.py --backend torch  # the same code on PyTorch
 
-Writes to ``--out`` (default runs/higher_order): derivatives.png, hessian.png, summary.json.
+Writes to ``--out`` (default runs/higher_order, runs/higher_order-torch with ``--backend torch``): derivatives.png, hessian.png, summary.json.
 """
 
 from __future__ import annotations
@@ -28,7 +28,17 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, blas_threads, load_backend, out_dir, write_json
+from _common import (
+    HelpFormatter,
+    Timer,
+    add_backend_arg,
+    add_out_arg,
+    blas_threads,
+    load_backend,
+    out_dir,
+    resolve_out,
+    write_json,
+)
 
 
 def count_nodes(tensor) -> int:
@@ -230,15 +240,17 @@ def save_pictures(xs, derivs, hess, out: str) -> None:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Derivatives of any order, Hessians and HVPs, "
                                      "checked by finite differences.",
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=HelpFormatter)
     add_backend_arg(parser)
     parser.add_argument("--order", type=int, default=6, help="highest derivative order")
     parser.add_argument("--hidden", type=int, default=6, help="hidden units of the MLP")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the MLP's weights and data")
     parser.add_argument("--tol", type=float, default=1e-5, help="finite-difference tolerance")
-    parser.add_argument("--out", default="runs/higher_order")
+    add_out_arg(parser, "runs/higher_order")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    resolve_out(args, "runs/higher_order")
+    return args
 
 
 def main(argv=None) -> dict:

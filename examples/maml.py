@@ -16,7 +16,7 @@ that task's whole curve. Meta-learning finds the starting weights from which a f
     python examples/maml.py --mode second-order  # one mode
     python examples/maml.py --backend torch      # the same code on PyTorch
 
-Writes to ``--out`` (default runs/maml): adaptation.png (MSE vs adaptation steps for each mode and a
+Writes to ``--out`` (default runs/maml, runs/maml-torch with ``--backend torch``): adaptation.png (MSE vs adaptation steps for each mode and a
 model trained from scratch; one held-out task before and after adaptation) and summary.json.
 """
 
@@ -32,7 +32,17 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, blas_threads, load_backend, out_dir, write_json
+from _common import (
+    HelpFormatter,
+    Timer,
+    add_backend_arg,
+    add_out_arg,
+    blas_threads,
+    load_backend,
+    out_dir,
+    resolve_out,
+    write_json,
+)
 
 MODES = ("article", "second-order", "first-order")
 
@@ -220,22 +230,26 @@ def train_mode(torch, mode, args, train_rng_seed: int, progress: bool):
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="MAML on sinusoid regression: the article's "
                                      "loop, second-order and first-order MAML.",
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=HelpFormatter)
     add_backend_arg(parser)
-    parser.add_argument("--mode", default="all", choices=("all",) + MODES)
+    parser.add_argument("--mode", default="all", choices=("all",) + MODES,
+                        help="which MAML to train (all: the three, compared)")
     parser.add_argument("--iterations", type=int, default=500, help="meta-updates per mode")
     parser.add_argument("--meta-batch", type=int, default=10, help="tasks per meta-update")
     parser.add_argument("--k", type=int, default=10, help="support points per task (shots)")
-    parser.add_argument("--inner-lr", type=float, default=0.01)
+    parser.add_argument("--inner-lr", type=float, default=0.01,
+                        help="SGD learning rate of the adaptation steps")
     parser.add_argument("--inner-steps", type=int, default=1, help="inner SGD steps in training")
     parser.add_argument("--meta-lr", type=float, default=1e-2,
                         help="Adam lr of the meta-update (the paper: 1e-3 over 70k steps)")
     parser.add_argument("--eval-tasks", type=int, default=100, help="held-out tasks")
     parser.add_argument("--eval-steps", type=int, default=10, help="adaptation steps when judged")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="runs/maml")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the weights and the tasks")
+    add_out_arg(parser, "runs/maml")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    resolve_out(args, "runs/maml")
+    return args
 
 
 def main(argv=None) -> dict:

@@ -16,7 +16,7 @@ builds as many steps as the sentence has words, so every input gets its own grap
     python examples/rnn_variable_length.py                  # < 1 minute
     python examples/rnn_variable_length.py --backend torch  # the same code on PyTorch
 
-Writes to ``--out`` (default runs/rnn): rnn.png (loss per chunk; graph size per chunk with and
+Writes to ``--out`` (default runs/rnn, runs/rnn-torch with ``--backend torch``): rnn.png (loss per chunk; graph size per chunk with and
 without detach) and summary.json.
 """
 
@@ -35,7 +35,17 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, blas_threads, load_backend, out_dir, write_json
+from _common import (
+    HelpFormatter,
+    Timer,
+    add_backend_arg,
+    add_out_arg,
+    blas_threads,
+    load_backend,
+    out_dir,
+    resolve_out,
+    write_json,
+)
 
 
 def zen_text() -> str:
@@ -226,19 +236,22 @@ def save_picture(losses, growth, path: str) -> None:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="A character-level LSTM on variable-length "
                                      "input with truncated BPTT.",
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=HelpFormatter)
     add_backend_arg(parser)
     parser.add_argument("--epochs", type=int, default=30, help="passes over the text")
     parser.add_argument("--streams", type=int, default=8, help="parallel streams (batch size)")
     parser.add_argument("--bptt", type=int, default=20, help="mean chunk length")
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--embed", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=1e-2)
+    parser.add_argument("--hidden", type=int, default=128, help="LSTM hidden size")
+    parser.add_argument("--embed", type=int, default=32, help="character embedding size")
+    parser.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate")
     parser.add_argument("--sample", type=int, default=160, help="characters to generate")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="runs/rnn")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the weights, the chunk lengths and the sampling")
+    add_out_arg(parser, "runs/rnn")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    resolve_out(args, "runs/rnn")
+    return args
 
 
 def main(argv=None) -> dict:

@@ -13,7 +13,8 @@ drawn before and after backward).
 
 On PyTorch the glass-box parts (ledger, CPU memory counters, make_dot without torchviz, the HTML
 view) are skipped with a note; everything else prints the same numbers (weights come from NumPy, so
-both libraries start equal). Writes to ``--out`` (default runs/seed_walkthrough): memory.png,
+both libraries start equal). Writes to ``--out`` (default runs/seed_walkthrough, runs/seed_walkthrough-torch with
+``--backend torch``): memory.png,
 graph.dot (+ graph.svg/png with the Graphviz binary), graph_after_backward.dot, step.html,
 summary.json.
 """
@@ -31,7 +32,17 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _common import Timer, add_backend_arg, load_backend, out_dir, write_json
+from _common import (
+    HelpFormatter,
+    Timer,
+    add_backend_arg,
+    add_out_arg,
+    blas_threads,
+    load_backend,
+    out_dir,
+    resolve_out,
+    write_json,
+)
 from _seed_sections import (
     count_nodes,
     echo,
@@ -308,7 +319,7 @@ def selected(which: str | None) -> list:
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description="Run every section of the article with glassgrad (or torch) and show what "
-        "each section's code does.", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        "each section's code does.", formatter_class=HelpFormatter)
     add_backend_arg(parser)
     parser.add_argument("--section", default=None,
                         help="run one section: 1.1 1.2 2.1 2.2 3 3.2 4 4.2 5 6 (the checklist); "
@@ -316,8 +327,9 @@ def parse_args(argv=None):
     parser.add_argument("--steps", type=int, default=20,
                         help="iterations of each memory loop in section 2.2")
     parser.add_argument("--quick", action="store_true", help="fewer iterations (smoke tests)")
-    parser.add_argument("--out", default="runs/seed_walkthrough")
+    add_out_arg(parser, "runs/seed_walkthrough")
     args = parser.parse_args(argv)
+    resolve_out(args, "runs/seed_walkthrough")
     if not selected(args.section):
         parser.error(f"no section {args.section!r}; choose from "
                      + ", ".join(s[0] for s in SECTIONS))
@@ -329,6 +341,11 @@ def parse_args(argv=None):
 def main(argv=None) -> dict:
     """Run the chosen sections; returns the key figures (also written to summary.json)."""
     args = parse_args(argv)
+    with blas_threads():  # one BLAS thread: small matrices (see _common.blas_threads)
+        return _main(args)
+
+
+def _main(args) -> dict:
     torch = load_backend(args.backend)
     timer = Timer()
     out_dir(args.out)

@@ -5,6 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from ._factory_args import (
+    _check_multinomial,
+    _check_nested,
+    _check_p,
+    _check_range,
+    _check_std,
+    _int_arg,
+    _num,
+    _steps,
+)
 from .autograd.grad_mode import _state as _grad_state
 from .autograd.graph import INFERENCE_VERSION
 from .backend import device as _device
@@ -125,8 +135,13 @@ def _infer_array(data, dtype):
         return np.array(src, dtype=dtype.np)
     if isinstance(data, (list, tuple)):
         data = _unwrap_nested(data)
-    arr = np.asarray(data)
+    try:
+        arr = np.asarray(data)
+    except ValueError:  # NumPy's "inhomogeneous shape": find PyTorch's reason
+        _check_nested(data)
+        raise
     if arr.dtype == object:
+        _check_nested(data)
         raise ValueError(
             "glassgrad.tensor: could not infer a dtype; nested sequences must be rectangular "
             "lists of numbers"
@@ -147,8 +162,15 @@ def _infer_array(data, dtype):
 def _unwrap_nested(data):
     out = []
     for v in data:
-        if isinstance(v, Tensor):
-            out.append(v._array.tolist() if v._array.ndim else v.item())
+        if isinstance(v, Tensor):  # an element: a number, as PyTorch (one element only)
+            if v._array.size != 1:
+                raise ValueError(
+                    "only one element tensors can be converted to Python scalars\n"
+                    f"glassgrad: tensor() of a list holding a {list(v.shape)} tensor; each tensor "
+                    "in the list becomes one number. To join tensors use glassgrad.stack(list) "
+                    "or glassgrad.cat(list)."
+                )
+            out.append(v._array.reshape(()).item())
         elif isinstance(v, (list, tuple)):
             out.append(_unwrap_nested(v))
         else:
@@ -160,8 +182,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     """A new leaf tensor that copies ``data`` (numbers, nested lists, arrays, tensors)
     (``torch.tensor``). Python floats become the default dtype, ints int64, bools bool.
 
-    Raises RuntimeError for ``requires_grad=True`` on a non-floating dtype.
+    Raises RuntimeError for ``requires_grad=True`` on a non-floating dtype or for data of no
+    number type (None), ValueError for ragged nested lists or multi-element tensors in a list.
     """
+    if data is None or isinstance(data, (dict, set)):
+        raise RuntimeError(
+            f"Could not infer dtype of {type(data).__name__}\nglassgrad: tensor() takes numbers, "
+            "nested lists of numbers, arrays or tensors; for an empty tensor use tensor([]) or "
+            "glassgrad.empty(size)."
+        )
     arr = _infer_array(data, dtype)
     if requires_grad and arr.dtype.kind not in "f" and arr.dtype != dtypes.bfloat16.np:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
@@ -246,6 +275,17 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if vals[2] == 0:
         raise RuntimeError("step must be nonzero")
+    for v in vals[:2]:
+        if isinstance(v, float) and not np.isfinite(v):
+            raise RuntimeError(
+                f"unsupported range: {_num(vals[0])} -> {_num(vals[1])}\nglassgrad: arange's "
+                "start and end must be finite numbers."
+            )
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError(
+            "upper bound and lower bound inconsistent with step sign\nglassgrad: arange(start="
+            f"{vals[0]}, end={vals[1]}, step={vals[2]}) never reaches end; flip the step's sign."
+        )
     if dtype is None:
         is_int = all(isinstance(v, (int, np.integer)) for v in vals)
         dtype = dtypes.int64 if is_int else dtypes.get_default_dtype()
@@ -255,16 +295,27 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (``torch.linspace``)."""
-    return _finish(np.linspace(start, end, int(steps)).astype(_dt(dtype)), requires_grad)
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (``torch.linspace``);
+    RuntimeError for negative ``steps``."""
+    steps = _steps(steps, "linspace")
+    return _finish(np.linspace(start, end, steps).astype(_dt(dtype)), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False) -> Tensor:
-    return _finish(np.logspace(start, end, int(steps), base=base).astype(_dt(dtype)), requires_grad)
+    """``steps`` values ``base ** linspace(start, end)`` (``torch.logspace``); RuntimeError for
+    negative ``steps``."""
+    steps = _steps(steps, "logspace")
+    return _finish(np.logspace(start, end, steps, base=base).astype(_dt(dtype)), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """The (n, m) identity matrix (``torch.eye``)."""
+    """The (n, m) identity matrix (``torch.eye``); RuntimeError for a negative size."""
+    n = _int_arg(n, "eye", "n", 1)
+    m = n if m is None else _int_arg(m, "eye", "m", 2)
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}\nglassgrad: "
+                               f"eye(n={n}, m={m}) needs sizes >= 0.")
     return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
 
 
@@ -287,19 +338,26 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
+    _check_range(low, high, "randint")
     arr = _rng(generator).integers(low, high, size=_size((size,)))
     return _finish(arr.astype(_dt(dtype, dtypes.int64)), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A random permutation of 0..n-1 (``torch.randperm``); int64."""
-    return _finish(_rng(generator).permutation(int(n)).astype(_dt(dtype, dtypes.int64)), False)
+    """A random permutation of 0..n-1 (``torch.randperm``); int64. RuntimeError for n < 0."""
+    n = _int_arg(n, "randperm", "n", 1)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]\n"
+                           f"glassgrad: randperm(n={n}) needs n >= 0.")
+    return _finish(_rng(generator).permutation(n).astype(_dt(dtype, dtypes.int64)), False)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False) -> Tensor:
-    """Normal samples with ``mean``/``std`` numbers or tensors (``torch.normal``)."""
+    """Normal samples with ``mean``/``std`` numbers or tensors (``torch.normal``); RuntimeError
+    for a negative std."""
     m = mean._array if isinstance(mean, Tensor) else mean
     s = std._array if isinstance(std, Tensor) else std
+    _check_std(s)
     shape = _size((size,)) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
     dt = m.dtype if isinstance(m, np.ndarray) else _dt(dtype)
     return _finish((_rng(generator).standard_normal(shape) * s + m).astype(dt), requires_grad)
@@ -318,16 +376,23 @@ def randn_like(input, *, dtype=None, generator=None, requires_grad=False):
 def randint_like(input, low, high=None, *, dtype=None, generator=None):
     if high is None:
         low, high = 0, low
+    _check_range(low, high, "randint_like")
     shape, dt = _like(input, dtype)
     return _finish(_rng(generator).integers(low, high, size=shape).astype(dt), False)
 
 
 def bernoulli(input, p=None, *, generator=None):
+    """0/1 samples, 1 with probability ``input`` (or the number ``p``) (``torch.bernoulli``);
+    RuntimeError for probabilities outside [0, 1]."""
+    _check_p(input._array if p is None else p, "bernoulli")
     prob = input._array if p is None else np.full(input._array.shape, p)
     return Tensor._make((_rng(generator).random(input._array.shape) < prob).astype(input._array.dtype))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """``num_samples`` category indices per row of weights ``(C,)`` or ``(N, C)``
+    (``torch.multinomial``); int64. RuntimeError for negative/inf/nan weights or a zero row."""
+    _check_multinomial(input._array, num_samples, replacement, input.dtype)
     probs = input._array.astype(np.float64)
     rows = probs.reshape(-1, probs.shape[-1])
     out = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _factory_args as _fac
 from . import comparison as cmp
 from . import dtypes
 from . import functional as _fn
@@ -343,6 +344,7 @@ Tensor.lerp_ = _composite_inplace(ew.lerp, "lerp_")
 Tensor.addcmul_ = _composite_inplace(ew.addcmul, "addcmul_")
 Tensor.addcdiv_ = _composite_inplace(ew.addcdiv, "addcdiv_")
 Tensor.remainder_ = _composite_inplace(ew.remainder, "remainder_")
+Tensor.fmod_ = _composite_inplace(ew.fmod, "fmod_")
 Tensor.floor_divide_ = _composite_inplace(ew.floor_divide, "floor_divide_")
 Tensor.scatter_ = _composite_inplace(ix.scatter, "scatter_")
 Tensor.scatter_add_ = _composite_inplace(ix.scatter_add, "scatter_add_")
@@ -361,21 +363,21 @@ def _random_fill(sample):
     def method(self, *args, generator=None, **kwargs):
         from ._factories import _rng
 
-        arr = sample(_rng(generator), self._array.shape, *args, **kwargs)
+        arr = sample(_rng(generator), self._array.shape, self._array.dtype, *args, **kwargs)
         return ew.CopyFrom.apply_inplace(self, Tensor._make(np.asarray(arr, dtype=self._array.dtype)))
 
     return method
 
 
-Tensor.uniform_ = _random_fill(lambda r, s, a=0.0, b=1.0: r.uniform(a, b, s))
-Tensor.normal_ = _random_fill(lambda r, s, mean=0.0, std=1.0: r.normal(mean, std, s))
-Tensor.bernoulli_ = _random_fill(lambda r, s, p=0.5: r.random(s) < p)
-Tensor.exponential_ = _random_fill(lambda r, s, lambd=1.0: r.exponential(1.0 / lambd, s))
-Tensor.random_ = _random_fill(
-    lambda r, s, a=0, b=None: r.integers(0 if b is None else a, a if b is None else b, s))
-Tensor.geometric_ = _random_fill(lambda r, s, p: r.geometric(p, s))
-Tensor.log_normal_ = _random_fill(lambda r, s, mean=1.0, std=2.0: r.lognormal(mean, std, s))
-Tensor.cauchy_ = _random_fill(lambda r, s, median=0.0, sigma=1.0: median + sigma * r.standard_cauchy(s))
+# (the samplers, with PyTorch's argument checks, live in _factory_args.py)
+Tensor.uniform_ = _random_fill(_fac._fill_uniform)
+Tensor.normal_ = _random_fill(_fac._fill_normal)
+Tensor.bernoulli_ = _random_fill(_fac._fill_bernoulli)
+Tensor.exponential_ = _random_fill(_fac._fill_exponential)
+Tensor.random_ = _random_fill(_fac._fill_random)
+Tensor.geometric_ = _random_fill(_fac._fill_geometric)
+Tensor.log_normal_ = _random_fill(_fac._fill_log_normal)
+Tensor.cauchy_ = _random_fill(_fac._fill_cauchy)
 
 
 def _squeeze_(self, dim=None):

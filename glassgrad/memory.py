@@ -319,9 +319,11 @@ def memory_summary(device=None, abbreviated: bool = False) -> str:
              row("allocated", format_bytes(s["allocated_bytes.all.current"]),
                  format_bytes(s["allocated_bytes.all.peak"]), s["allocation.all.current"])]
     if not abbreviated:
-        lines.append(row("since counting started", "+" + format_bytes(
-            s["allocated_bytes.all.allocated"]), "-" + format_bytes(
-            s["allocated_bytes.all.freed"]), s["allocation.all.allocated"]))
+        # totals since counting started, one row each (no signs: never a "-0 B")
+        lines.append(row("allocated since counting", format_bytes(
+            s["allocated_bytes.all.allocated"]), "", s["allocation.all.allocated"]))
+        lines.append(row("freed since counting", format_bytes(
+            s["allocated_bytes.all.freed"]), "", s["allocation.all.freed"]))
     lines += [rule, "by role (each buffer once):"]
     total = s["allocated_bytes.all.current"] or 1
     for name in CATEGORIES:

@@ -10,6 +10,7 @@ from .._factories import _rng, full
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
+from ..ops._names import scalar_type
 from ..ops._util import is_tensor
 from ..ops.elementwise import rsqrt, where
 from ..ops.fused import Linear
@@ -31,8 +32,25 @@ def linear(input, weight, bias=None):
         n_in, n_out = weight.shape[1], weight.shape[0]
         lead = tuple(input.shape[:-1])
         return Linear.apply(input.reshape(-1, n_in), weight, bias).reshape(*lead, n_out)
+    if bias is not None:
+        _check_addmm_dtypes(input, weight, bias)
     out = matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
+
+
+def _check_addmm_dtypes(input, weight, bias) -> None:
+    """PyTorch's linear with a bias is addmm: the bias ("self") and the input ("mat1") must
+    have the weight's ("mat2") dtype. (Without a bias, matmul raises its own message.)"""
+    w = weight._array.dtype
+    for name, t in (("self", bias), ("mat1", input)):
+        if t._array.dtype != w:
+            raise RuntimeError(
+                f"{name} and mat2 must have the same dtype, but got {scalar_type(t.dtype)} and "
+                f"{scalar_type(weight.dtype)}\nglassgrad: linear of a {list(input.shape)} "
+                f"{input.dtype} input with a {weight.dtype} weight and a {bias.dtype} bias; "
+                f"convert the {'bias' if name == 'self' else 'input'} with .to(weight.dtype) (or "
+                "the module with .double()/.float())."
+            )
 
 
 def _fusable(input, weight, bias, feature_dim: int = -1) -> bool:

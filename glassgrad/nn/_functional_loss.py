@@ -127,22 +127,35 @@ def _check_batch(input, target) -> None:
     n = target.shape[0] if target.ndim else 0
     if input.ndim >= 2 and input.shape[0] != n:
         raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({n})."
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({n}).\n"
+            f"glassgrad: input {list(input.shape)} is (N, C, ...), so the target needs N = "
+            f"{input.shape[0]} rows; got a target of shape {list(target.shape)}."
         )
 
 
-def _check_target(input, target) -> None:
-    if target._array.dtype.kind not in "iu":
-        raise RuntimeError(
-            f"expected scalar type Long but found {dtypes.type_name(target.dtype)[6:-6]}\n"
-            "glassgrad: class-index targets must be integer tensors (target.long())."
-        )
+def _check_target(input, target, op: str = "nll_loss") -> None:
+    """PyTorch's order: batch size, a 1-D target for (N, C) input, the target's size, then its
+    dtype (int64 or uint8 class indices)."""
     _check_batch(input, target)
+    if input.ndim <= 2 and target.ndim > 1:
+        raise RuntimeError(
+            "0D or 1D target tensor expected, multi-target not supported\n"
+            f"glassgrad: {op} of input {list(input.shape)} takes class indices of shape "
+            f"{list(input.shape[:1])}, got a target of shape {list(target.shape)}."
+        )
     expected = (input.shape[0],) + tuple(input.shape[2:]) if input.ndim >= 2 else ()
-    if tuple(target.shape) != expected:
+    if input.ndim > 2 and tuple(target.shape) != expected:
         raise RuntimeError(
             f"Expected target size {list(expected)}, got {list(target.shape)}\n"
             f"glassgrad: input {list(input.shape)} is (N, C, d1, ...); target must be (N, d1, ...)."
+        )
+    if target._array.dtype not in (np.int64, np.uint8):
+        got = dtypes.type_name(target.dtype)[6:-6]
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {got}\n"
+            f"glassgrad: {op} takes class-index targets as an int64 tensor (target.long())"
+            + (f"; class probabilities must have the input's shape {list(input.shape)}."
+               if target.is_floating_point() else ".")
         )
 
 
@@ -163,6 +176,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         raise NotImplementedError(
             f'"nll_loss_out_frame" not implemented for \'{dtypes.type_name(input.dtype)[6:-6]}\'')
     _check_target(input, target)
+    if input.ndim == 1 and target.ndim == 1:  # one sample: a (1,) target is its index
+        if target.shape[0] != 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: "
+                f"{target.shape[0]}\nglassgrad: nll_loss of one sample {list(input.shape)} takes "
+                "one class index; batch the input as (N, C) for N targets.")
+        target = target.reshape(())
     t = target._array
     c = input.shape[1] if input.ndim >= 2 else input.shape[0]
     ignored = t == ignore_index
@@ -213,12 +233,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     class_dim = 1 if input.ndim >= 2 else 0
     c = input.shape[class_dim]
     logp = log_softmax(input, class_dim)
-    if target.is_floating_point():
-        _check_batch(input, target)
-        if target.shape != input.shape:
-            raise RuntimeError(
-                f"Expected target size {list(input.shape)}, got {list(target.shape)}"
-            )
+    if target.is_floating_point() and target.shape == input.shape:  # class probabilities
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / c
         prod = logp * target
@@ -228,6 +243,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         if reduction == "mean":
             return loss.sum() / (input.numel() // c) if input.numel() else loss.sum() * np.nan
         return _reduce(loss, reduction)
+    _check_target(input, target, "cross_entropy")
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return nll

@@ -25,12 +25,17 @@ from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-ex
     Ceil,
     Clamp,
     Floor,
+    FloorDivide,
     Round,
     RoundDecimals,
     Sign,
     Trunc,
+    _check_integer_divisor,
+    _fp_quiet,
+    _quiet,
     _sign,
     _Step,
+    _trunc_divide_int,
 )
 from .primitive import Primitive
 
@@ -100,7 +105,8 @@ class Div(Primitive):
 
     @staticmethod
     def forward(xp, x, y):
-        return x / y
+        with _fp_quiet():  # x / 0 is inf or nan, silently, as in PyTorch
+            return x / y
 
     @staticmethod
     def backward(grad, x, y, needs_input_grad):
@@ -131,7 +137,10 @@ class PowScalar(Primitive):
 
     @staticmethod
     def forward(xp, x, *, exponent):
-        return x**exponent
+        if exponent >= 0 and float(exponent).is_integer():  # no 0 ** -k or (-x) ** 0.5 here
+            return x**exponent
+        with _fp_quiet():
+            return x**exponent
 
     @staticmethod
     def backward(grad, x, *, exponent):
@@ -154,7 +163,8 @@ class Pow(Primitive):
 
     @staticmethod
     def forward(xp, x, y):
-        return x**y
+        with _fp_quiet():
+            return x**y
 
     @staticmethod
     def backward(grad, x, y, result, needs_input_grad):
@@ -175,7 +185,8 @@ class RPowScalar(Primitive):
 
     @staticmethod
     def forward(xp, x, *, base):
-        return xp.asarray(base, dtype=x.dtype) ** x
+        with _fp_quiet():
+            return xp.asarray(base, dtype=x.dtype) ** x
 
     @staticmethod
     def backward(grad, result, *, base):
@@ -207,25 +218,29 @@ _log1p_rule = lambda g, x: (g / (x + 1),)
 _expm1_rule = lambda g, r: (g * (r + 1),)
 _sqrt_rule = lambda g, r: (g / (2 * r),)
 _reciprocal_rule = lambda g, r: (-g * r * r,)
+# NOTE: no errstate (~1 us a call, more than a small exp; NOTE [Fast path]): overflow still warns
 Exp = _unary("Exp", lambda xp, x: xp.exp(x), _exp_rule, ("result",), bwd_np=_exp_rule)
-Log = _unary("Log", lambda xp, x: xp.log(x), _log_rule, bwd_np=_log_rule)
-Log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), _log1p_rule, node_name="Log1PBackward0",
-               bwd_np=_log1p_rule)
-Expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), _expm1_rule, ("result",), bwd_np=_expm1_rule)
-Log2 = _unary("Log2", lambda xp, x: xp.log2(x), lambda g, x: (g / (x * math.log(2.0)),))
-Log10 = _unary("Log10", lambda xp, x: xp.log10(x), lambda g, x: (g / (x * math.log(10.0)),))
-Sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), _sqrt_rule, ("result",), bwd_np=_sqrt_rule)
-Rsqrt = _unary("Rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda g, r: (g * -0.5 * r**3,), ("result",))
+Log = _unary("Log", _quiet(lambda xp, x: xp.log(x)), _log_rule, bwd_np=_log_rule)
+Log1p = _unary("Log1p", _quiet(lambda xp, x: xp.log1p(x)), _log1p_rule,
+               node_name="Log1PBackward0", bwd_np=_log1p_rule)
+Expm1 = _unary("Expm1", _quiet(lambda xp, x: xp.expm1(x)), _expm1_rule, ("result",),
+               bwd_np=_expm1_rule)
+Log2 = _unary("Log2", _quiet(lambda xp, x: xp.log2(x)), lambda g, x: (g / (x * math.log(2.0)),))
+Log10 = _unary("Log10", _quiet(lambda xp, x: xp.log10(x)),
+               lambda g, x: (g / (x * math.log(10.0)),))
+Sqrt = _unary("Sqrt", _quiet(lambda xp, x: xp.sqrt(x)), _sqrt_rule, ("result",), bwd_np=_sqrt_rule)
+Rsqrt = _unary("Rsqrt", _quiet(lambda xp, x: 1 / xp.sqrt(x)), lambda g, r: (g * -0.5 * r**3,),
+               ("result",))
 Sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, x: (g * cos(x),),
              bwd_np=lambda g, x: (g * np.cos(x),))
 Cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, x: (-g * sin(x),),
              bwd_np=lambda g, x: (-g * np.sin(x),))
 Tan = _unary("Tan", lambda xp, x: xp.tan(x), lambda g, r: (g * (1 + r * r),), ("result",))
-Asin = _unary("Asin", lambda xp, x: xp.arcsin(x), lambda g, x: (g * rsqrt(1 - x * x),))
-Acos = _unary("Acos", lambda xp, x: xp.arccos(x), lambda g, x: (-g * rsqrt(1 - x * x),))
+Asin = _unary("Asin", _quiet(lambda xp, x: xp.arcsin(x)), lambda g, x: (g * rsqrt(1 - x * x),))
+Acos = _unary("Acos", _quiet(lambda xp, x: xp.arccos(x)), lambda g, x: (-g * rsqrt(1 - x * x),))
 Atan = _unary("Atan", lambda xp, x: xp.arctan(x), lambda g, x: (g / (1 + x * x),))
-Sinh = _unary("Sinh", lambda xp, x: xp.sinh(x), lambda g, x: (g * cosh(x),))
-Cosh = _unary("Cosh", lambda xp, x: xp.cosh(x), lambda g, x: (g * sinh(x),))
+Sinh = _unary("Sinh", _quiet(lambda xp, x: xp.sinh(x)), lambda g, x: (g * cosh(x),))
+Cosh = _unary("Cosh", _quiet(lambda xp, x: xp.cosh(x)), lambda g, x: (g * sinh(x),))
 Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (TanhBackward.apply_binary(g, r),),
               ("result",), bwd_np=lambda g, r: (TanhBackward.forward(np, g, r),))
 Sigmoid = _unary(
@@ -240,7 +255,7 @@ Relu = _unary("Relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False)
               bwd_np=lambda g, r: (ThresholdBackward.forward(np, g, r),))
 Erf = _unary("Erf", lambda xp, x: _erf(x),
              lambda g, x: (g * (2 / math.sqrt(math.pi)) * exp(-x * x),))
-Reciprocal = _unary("Reciprocal", lambda xp, x: 1 / x, _reciprocal_rule, ("result",),
+Reciprocal = _unary("Reciprocal", _quiet(lambda xp, x: 1 / x), _reciprocal_rule, ("result",),
                     bwd_np=_reciprocal_rule)
 Abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda g, x: (g * sign(x),))
 Frac = _unary("Frac", lambda xp, x: x - xp.trunc(x), lambda g: (g,), ())
@@ -319,7 +334,8 @@ class Remainder(Primitive):
 
     @staticmethod
     def forward(xp, x, y):
-        return xp.remainder(x, y)
+        with _fp_quiet():
+            return xp.remainder(x, y)
 
     @staticmethod
     def backward(grad, x, y):
@@ -331,21 +347,12 @@ class Fmod(Primitive):
 
     @staticmethod
     def forward(xp, x, y):
-        return xp.fmod(x, y)
+        with _fp_quiet():
+            return xp.fmod(x, y)
 
     @staticmethod
     def backward(grad, x, y):
         return grad, -grad * trunc(x / y)
-
-
-class FloorDivide(_Step):
-    @staticmethod
-    def forward(xp, x, y):
-        return xp.floor_divide(x, y)
-
-    @staticmethod
-    def backward(grad):
-        return grad * 0, grad * 0
 
 
 def _float_input(x, op):
@@ -458,8 +465,8 @@ def div(input, other, *, rounding_mode=None):
         return floor_divide(input, other)
     if rounding_mode == "trunc":
         a, b = promote(input, other, "div")
-        if a._array.dtype.kind in "iu":
-            return primitive._make(np.trunc(a._array / b._array).astype(a._array.dtype))
+        if _check_integer_divisor(a, b, "div(rounding_mode='trunc')", "div_trunc_cpu"):
+            return primitive._make(_trunc_divide_int(a._array, b._array))
         return trunc(Div.apply(a, b))
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
@@ -470,19 +477,23 @@ divide = true_divide = div
 
 
 def floor_divide(input, other):
+    """``floor(input / other)`` (``torch.floor_divide``); integer division by 0 raises."""
     a, b = promote(input, other, "floor_divide")
+    _check_integer_divisor(a, b, "floor_divide (//)", "div_floor_cpu")
     return FloorDivide.apply(a, b)
 
 
 def remainder(input, other):
-    """Python-style modulus, sign of the divisor (``torch.remainder``)."""
+    """Python-style modulus, sign of the divisor (``torch.remainder``); integer % 0 raises."""
     a, b = promote(input, other, "remainder")
+    _check_integer_divisor(a, b, "remainder (%)", "remainder_cpu")
     return Remainder.apply(a, b)
 
 
 def fmod(input, other):
-    """C-style modulus, sign of the dividend (``torch.fmod``)."""
+    """C-style modulus, sign of the dividend (``torch.fmod``); integer fmod by 0 raises."""
     a, b = promote(input, other, "fmod")
+    _check_integer_divisor(a, b, "fmod", "fmod_cpu")
     return Fmod.apply(a, b)
 
 

@@ -1,7 +1,10 @@
-"""Piecewise primitives: ``sign floor ceil round trunc`` (zero gradient, as in PyTorch) and
-``clamp`` with number bounds (gradient passes inside the bounds)."""
+"""Piecewise primitives: ``sign floor ceil round trunc floor_divide`` (zero gradient, as in
+PyTorch) and ``clamp`` with number bounds (gradient passes inside the bounds); and elementwise.py's
+helpers for quiet float kernels and integer division (file size)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from .primitive import Primitive
 
@@ -30,6 +33,17 @@ Floor = _step("Floor", lambda xp, x: xp.floor(x))
 Ceil = _step("Ceil", lambda xp, x: xp.ceil(x))
 Round = _step("Round", lambda xp, x: xp.round(x))
 Trunc = _step("Trunc", lambda xp, x: xp.trunc(x))
+
+
+class FloorDivide(_Step):
+    @staticmethod
+    def forward(xp, x, y):
+        with _fp_quiet():
+            return xp.floor_divide(x, y)
+
+    @staticmethod
+    def backward(grad):
+        return grad * 0, grad * 0
 
 
 class RoundDecimals(_Step):
@@ -66,3 +80,46 @@ class Clamp(Primitive):
             upper = x <= max
             keep = upper if keep is None else keep & upper
         return (grad * keep,)
+
+
+# --- elementwise.py's helpers --------------------------------------------------------------------
+def _fp_quiet():
+    """NumPy's floating-point warnings off for one kernel: PyTorch's log(0), sqrt(-1), 1 / 0,
+    exp(1000) are -inf, nan, inf, inf without a warning. Entered only by the forwards that can
+    meet them (never process-wide, never on add/mul: about 1 us each)."""
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore")
+
+
+def _quiet(fwd):
+    """``fwd`` (a one-input forward ``(xp, x) -> array``) under ``_fp_quiet``."""
+    def forward(xp, x):
+        with _fp_quiet():
+            return fwd(xp, x)
+
+    return forward
+
+
+def _check_integer_divisor(a, b, op, kernel) -> bool:
+    """True for integer (promoted) operands ``a``, ``b``, after PyTorch's checks: integer division
+    by zero is an error (float division gives inf/nan silently), bool is not implemented."""
+    if a._array.dtype.kind not in "biu":
+        return False
+    if a._array.dtype == np.bool_:
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for 'Bool'\nglassgrad: {op} of two bool tensors; "
+            "convert one with .long() or .float()."
+        )
+    if a._array.size and b._array.size and not np.all(b._array):
+        raise RuntimeError(
+            f"ZeroDivisionError\nglassgrad: {op} of a {a.dtype} tensor by a divisor 'other' "
+            "with a zero element (integer division by zero); mask the zeros out, or divide "
+            "floats (.float()) to get inf/nan."
+        )
+    return True
+
+
+def _trunc_divide_int(x, y):
+    """C-style integer division, exact (``trunc(x / y)`` through float64 is not, past 2 ** 53)."""
+    q = np.floor_divide(x, y)
+    q += ((q * y != x) & ((x < 0) != (y < 0))).astype(q.dtype)
+    return np.asarray(q, dtype=x.dtype)

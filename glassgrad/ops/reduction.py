@@ -191,7 +191,11 @@ class Var(Primitive):
     @staticmethod
     def forward(xp, x, *, dims, keepdim, correction):
         with np.errstate(divide="ignore", invalid="ignore"):
-            return xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
+            if correction < _count(x.shape, dims):
+                return xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
+            with warnings.catch_warnings():  # NumPy's "Degrees of freedom <= 0": var() warned
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
 
     @staticmethod
     def backward(grad, x, *, dims, keepdim, correction):
@@ -392,27 +396,36 @@ def _correction(dim, unbiased, correction, op):
     return dim, correction
 
 
+def _count(shape, dims) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
 def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """Variance over ``dim`` with ``correction`` (default 1: Bessel) (``torch.var``).
 
     Accepts ``var(x, dim)``, ``var(x, dim, unbiased)``, ``var(x, unbiased)`` and ``correction=``;
-    floating input only (RuntimeError else)."""
-    dim, correction = _correction(dim, unbiased, correction, "var")
+    floating input only (RuntimeError else). Warns (UserWarning, as PyTorch) and gives nan/inf
+    when ``correction`` is not below the number of reduced elements."""
+    return _var(input, dim, unbiased, keepdim, correction, "var")
+
+
+def _var(input, dim, unbiased, keepdim, correction, op):
+    dim, correction = _correction(dim, unbiased, correction, op)
     if not input.is_floating_point():
         raise RuntimeError(
             "std and var only support floating point and complex dtypes\n"
             f"glassgrad: got a {list(input.shape)} {input.dtype} tensor; call .float() first."
         )
-    dims = reduce_dims(dim, input._array.ndim, "var")
-    n = 1
-    for d in dims:
-        n *= input._array.shape[d]
-    if n - correction <= 0:
+    dims = reduce_dims(dim, input._array.ndim, op)
+    if _count(input._array.shape, dims) - correction <= 0:
         warnings.warn(
-            "var(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
             "reduction factor (input numel divided by output numel).",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return Var.apply(input, dims=dims, keepdim=keepdim, correction=correction)
 
@@ -439,19 +452,19 @@ class StdFromVar(Primitive):
 def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """Standard deviation: ``sqrt(var)``; same arguments as ``var`` (``torch.std``). The gradient
     is 0 where the deviation is 0, as in PyTorch."""
-    return StdFromVar.apply(var(input, dim, unbiased, keepdim, correction=correction))
+    return StdFromVar.apply(_var(input, dim, unbiased, keepdim, correction, "std"))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var, mean)`` over ``dim`` (``torch.var_mean``)."""
-    v = var(input, dim, unbiased, keepdim, correction=correction)
+    v = _var(input, dim, unbiased, keepdim, correction, "var_mean")
     dim, _ = _correction(dim, unbiased, correction, "var_mean")
     return v, mean(input, dim, keepdim)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std, mean)`` over ``dim`` (``torch.std_mean``)."""
-    s = std(input, dim, unbiased, keepdim, correction=correction)
+    s = StdFromVar.apply(_var(input, dim, unbiased, keepdim, correction, "std_mean"))
     dim, _ = _correction(dim, unbiased, correction, "std_mean")
     return s, mean(input, dim, keepdim)
 

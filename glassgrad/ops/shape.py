@@ -11,6 +11,8 @@ diagonals in diagonal.py; all are re-exported here (``ops.shape.cat`` keeps work
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dtypes
@@ -161,10 +163,44 @@ def rebase_view(view, base) -> None:
     view._output_nr = fresh._output_nr
 
 
-def _shape_arg(shape) -> tuple:
+def _shape_arg(shape, op: str = "") -> tuple:
+    """Varargs or one tuple/list of ints -> a tuple of ints; TypeError (PyTorch's) for anything
+    else: a float, str, None or bool is not a size."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    try:
+        return tuple(s if s.__class__ is int else _size_index(s) for s in shape)
+    except TypeError:
+        bad = next(s for s in shape if s.__class__ is not int and not _is_size(s))
+        got = type(bad).__name__
+        if op == "view":
+            head = (f"view() received an invalid combination of arguments - got ({got}), but "
+                    "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)")
+        else:
+            name = _SIZE_ARG.get(op, "size")
+            head = f"{op + '(): ' if op else ''}argument '{name}' (position 1) must be tuple of " \
+                   f"ints, not {got}"
+        raise TypeError(
+            f"{head}\nglassgrad: {op or 'a size argument'} takes ints (or one tuple of ints), "
+            f"got {bad!r}; convert with int(...)."
+        ) from None
+
+
+_SIZE_ARG = {"reshape": "shape", "permute": "dims", "repeat": "repeats"}
+
+
+def _is_size(s) -> bool:
+    try:
+        _size_index(s)
+    except TypeError:
+        return False
+    return True
+
+
+def _size_index(s) -> int:
+    if isinstance(s, (bool, np.bool_)):
+        raise TypeError("a bool is not a size")
+    return operator.index(s)  # ints, NumPy integers, 0-d integer tensors; not floats or str
 
 
 def _infer_shape(shape, numel, op, src):
@@ -200,7 +236,8 @@ def reshape(input, *shape):
     """The same elements in a new shape; a view when possible (``torch.reshape``).
 
     ``shape`` is a tuple or varargs, one entry may be -1; RuntimeError when the sizes disagree."""
-    shape = _infer_shape(_shape_arg(shape), input._array.size, "reshape", input._array.shape)
+    shape = _infer_shape(_shape_arg(shape, "reshape"), input._array.size, "reshape",
+                         input._array.shape)
     if shape == input._array.shape:
         return _alias_view(input)
     out = Reshape.apply(input, shape=shape, src=input._array.shape)
@@ -219,7 +256,8 @@ def view(input, *shape):
                 f"({input.dtype} to {shape[0]})"
             )
         return primitive._make(input._array.view(shape[0].np))  # bits reinterpreted, no grad
-    shape_t = _infer_shape(_shape_arg(shape), input._array.size, "view", input._array.shape)
+    shape_t = _infer_shape(_shape_arg(shape, "view"), input._array.size, "view",
+                           input._array.shape)
     if not input._array.flags.c_contiguous and shape_t != input._array.shape:
         try:
             input._array.view().shape = shape_t
@@ -270,7 +308,7 @@ def unflatten(input, dim: int, sizes):
 
 def permute(input, *dims):
     """Reorder dims (``torch.permute``): a view."""
-    dims = _shape_arg(dims)
+    dims = _shape_arg(dims, "permute")
     nd = input._array.ndim
     if len(dims) != nd:
         raise RuntimeError(
@@ -317,7 +355,7 @@ def expand(input, *sizes):
     """Broadcast to a larger shape without copying; -1 keeps a dim (``torch.Tensor.expand``).
 
     RuntimeError when a non-singleton size differs or -1 names a new leading dim."""
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(sizes, "expand")
     src = input._array.shape
     if len(sizes) < len(src):
         raise RuntimeError(
@@ -372,7 +410,7 @@ def broadcast_tensors(*tensors):
 
 def sum_to_size(input, *size):
     """Sum broadcast dims away to reach ``size`` (``torch.Tensor.sum_to_size``)."""
-    size = _shape_arg(size)
+    size = _shape_arg(size, "sum_to_size")
     if input._array.shape == size:
         return input
     return SumToSize.apply(input, shape=size, src=input._array.shape)

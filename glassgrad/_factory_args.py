@@ -1,0 +1,207 @@
+"""Argument checks for the tensor factories and random samplers, with PyTorch's messages (each
+followed by a "glassgrad:" sentence), and the samplers behind ``Tensor.uniform_``, ``normal_``,
+``bernoulli_``, ... (``_tensor_methods.py`` attaches them). Kept apart from ``_factories.py``
+(file size)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tensor import Tensor
+
+
+def _is_seq(v) -> bool:
+    return isinstance(v, (list, tuple)) or (isinstance(v, np.ndarray) and v.ndim > 0)
+
+
+def _check_nested(data) -> None:
+    """Raise PyTorch's error for ``data`` that is not a rectangular nest of numbers (only called
+    once NumPy has refused it, so the walk costs nothing on good input)."""
+    shape = []
+    v = data
+    while _is_seq(v):
+        shape.append(len(v))
+        if not len(v):
+            break
+        v = v[0]
+
+    first = v
+
+    def walk(v, dim):
+        if dim < len(shape):
+            if not _is_seq(v):
+                raise TypeError(
+                    "not a sequence\nglassgrad: tensor() of nested lists: an element at dim "
+                    f"{dim} is a {type(v).__name__}, its neighbours are sequences of length "
+                    f"{shape[dim]}; every row must have the same nesting."
+                )
+            if len(v) != shape[dim]:
+                raise ValueError(
+                    f"expected sequence of length {shape[dim]} at dim {dim} (got {len(v)})\n"
+                    f"glassgrad: tensor() of nested lists needs rectangular data (every row of "
+                    f"dim {dim} of length {shape[dim]}); pad the rows, or keep them separate."
+                )
+            for e in v:
+                walk(e, dim + 1)
+        elif _is_seq(v):  # PyTorch's wording follows the first number's type
+            name = type(v).__name__
+            head = (f"'{name}' object cannot be interpreted as an integer"
+                    if isinstance(first, (int, np.integer)) else f"must be real number, not {name}")
+            raise TypeError(
+                f"{head}\nglassgrad: tensor() of nested lists: a {name} at dim {dim}, where its "
+                "neighbours are numbers; every row must have the same nesting."
+            )
+        elif v is None or not isinstance(v, (int, float, complex, bool, np.generic)):
+            raise RuntimeError(
+                f"Could not infer dtype of {type(v).__name__}\nglassgrad: tensor() takes "
+                f"numbers, nested lists of numbers, arrays or tensors; got a {type(v).__name__}."
+            )
+
+    walk(data, 0)
+
+
+def _num(v) -> str:
+    """A number as PyTorch's messages print it (C++ streams: ``2``, ``-0.1``, ``nan``)."""
+    return f"{v:g}" if isinstance(v, (float, np.floating)) else str(v)
+
+
+def _int_arg(v, op: str, name: str, pos: int) -> int:
+    if isinstance(v, Tensor) and v.ndim == 0 and not v.is_floating_point():
+        v = v.item()
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be int, not "
+                        f"{type(v).__name__}\nglassgrad: {op}({name}={v!r}) takes a whole "
+                        f"number; pass int(...).")
+    return int(v)
+
+
+def _steps(steps, op: str) -> int:
+    steps = _int_arg(steps, op, "steps", 3)
+    if steps < 0:
+        raise RuntimeError(f"number of steps must be non-negative\nglassgrad: {op}(steps="
+                           f"{steps}); pass steps >= 0 (the number of points, ends included).")
+    return steps
+
+
+def _check_range(low, high, op: str) -> None:
+    if not low < high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}\n"
+            f"glassgrad: {op} samples integers in [low, high); pass low < high."
+        )
+
+
+def _check_std(s, op: str = "normal") -> None:
+    """PyTorch's ``std >= 0`` check for a number or an array ``s``."""
+    if isinstance(s, np.ndarray):
+        if s.size and not (s >= 0).all():
+            raise RuntimeError(
+                f"{op} expects all elements of std >= 0.0\nglassgrad: {op} got a 'std' tensor "
+                "with a negative (or nan) element; a standard deviation is >= 0."
+            )
+    elif not s >= 0:
+        raise RuntimeError(f"{op} expects std >= 0.0, but found std {_num(s)}\nglassgrad: "
+                           f"{op}(std={_num(s)}); a standard deviation is >= 0.")
+
+
+def _check_p(p, op: str = "bernoulli_") -> None:
+    """PyTorch's ``0 <= p <= 1`` check for a number or an array of probabilities."""
+    if isinstance(p, np.ndarray):
+        if p.size and not ((p >= 0) & (p <= 1)).all():
+            raise RuntimeError(
+                "Expected p_in >= 0 && p_in <= 1 to be true, but got false.\nglassgrad: "
+                f"{op} got probabilities outside [0, 1] (or nan); clamp them (p.clamp(0, 1))."
+            )
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}\n"
+                           f"glassgrad: {op}(p={_num(p)}); a probability is in [0, 1].")
+
+
+def _check_multinomial(probs, num_samples, replacement, dtype) -> None:
+    if probs.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim\nglassgrad: multinomial of a "
+                           f"{list(probs.shape)} tensor; pass (C,) or (N, C) probabilities.")
+    if probs.dtype.kind != "f":
+        from .ops._names import scalar_type
+
+        raise RuntimeError(
+            "multinomial only supports floating-point dtypes for input, got: "
+            f"{scalar_type(dtype)}\nglassgrad: call .float() on the weights first.")
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples\nglassgrad: multinomial("
+                           f"num_samples={num_samples}); pass num_samples >= 1.")
+    if not replacement and num_samples > probs.shape[-1]:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement\n"
+            f"glassgrad: multinomial of {probs.shape[-1]} categories, num_samples={num_samples}; "
+            "pass replacement=True or fewer samples.")
+    if not (np.isfinite(probs) & (probs >= 0)).all():
+        raise RuntimeError(
+            "probability tensor contains either `inf`, `nan` or element < 0\nglassgrad: "
+            "multinomial takes non-negative finite weights (e.g. softmax output, not logits).")
+    if not (probs.reshape(-1, probs.shape[-1]).sum(-1) > 0).all():
+        raise RuntimeError(
+            "invalid multinomial distribution (sum of probabilities <= 0)\nglassgrad: a row of "
+            "multinomial's weights is all zeros; give every row a positive weight.")
+
+
+# --- in-place random fills (Tensor.uniform_, normal_, ...): ``(rng, shape, dtype, *args)`` ->
+# array, PyTorch's argument checks first ------------------------------------------------------
+def _positive(v, op: str, what: str) -> None:
+    if not v > 0:
+        raise RuntimeError(f"{op} expects {what} > 0.0, but found {what}={_num(v)}\n"
+                           f"glassgrad: {op}({what}={_num(v)}) needs {what} > 0.")
+
+
+def _fill_uniform(r, s, dt, a=0.0, b=1.0):
+    if a > b:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > "
+            f"to={_num(b)}\nglassgrad: uniform_(from={_num(a)}, to={_num(b)}); pass from <= to.")
+    return r.uniform(a, b, s)
+
+
+def _fill_normal(r, s, dt, mean=0.0, std=1.0):
+    _check_std(std)
+    return r.normal(mean, std, s)
+
+
+def _fill_bernoulli(r, s, dt, p=0.5):
+    if isinstance(p, Tensor):
+        p = p._array
+    _check_p(p)
+    return r.random(s) < p
+
+
+def _fill_exponential(r, s, dt, lambd=1.0):
+    _positive(lambd, "exponential_", "lambda")
+    return r.exponential(1.0 / lambd, s)
+
+
+def _fill_random(r, s, dt, a=None, b=None):
+    if a is None:  # PyTorch: [0, 2 ** mantissa] for floats, [0, max] for integers
+        if dt.kind == "f":
+            low, high = 0, 2 ** (np.finfo(dt).nmant + 1) + 1
+        else:
+            low, high = 0, (2 if dt == np.bool_ else int(np.iinfo(dt).max) + 1)
+    else:
+        low, high = (0, a) if b is None else (a, b)
+    _check_range(low, high, "random_")
+    return r.integers(low, high, s)
+
+
+def _fill_geometric(r, s, dt, p):
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}\n"
+                           f"glassgrad: geometric_(p={_num(p)}) needs 0 < p < 1.")
+    return r.geometric(p, s)
+
+
+def _fill_log_normal(r, s, dt, mean=1.0, std=2.0):
+    _positive(std, "log_normal_", "std")
+    return r.lognormal(mean, std, s)
+
+
+def _fill_cauchy(r, s, dt, median=0.0, sigma=1.0):
+    _positive(sigma, "cauchy_", "sigma")
+    return median + sigma * r.standard_cauchy(s)
