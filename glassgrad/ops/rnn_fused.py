@@ -59,16 +59,17 @@ class LSTMLayer(Primitive):
         tmp = xp.empty((batch, size), dtype=gi.dtype)
         h, c = h0, c0
         # NOTE: every kernel writes into preallocated buffers (this loop is the layer's forward)
-        for t in range(steps - 1, -1, -1) if reverse else range(steps):
-            xp.matmul(h, w_hh_t, out=pre)
-            pre += gi[t]
-            act = gates[t]
-            _sigmoid_into(xp, pre, act)
-            xp.tanh(pre[:, 2 * size:3 * size], out=act[:, 2 * size:3 * size])
-            xp.multiply(act[:, :size], act[:, 2 * size:3 * size], out=tmp)
-            c = xp.multiply(act[:, size:2 * size], c, out=cs[t])
-            c += tmp  # c' = f * c + i * g
-            h = xp.multiply(act[:, 3 * size:], xp.tanh(c, out=tmp), out=hs[t])
+        with np.errstate(over="ignore"):  # _sigmoid_into's exp(-x) may overflow to inf
+            for t in range(steps - 1, -1, -1) if reverse else range(steps):
+                xp.matmul(h, w_hh_t, out=pre)
+                pre += gi[t]
+                act = gates[t]
+                _sigmoid_into(xp, pre, act)
+                xp.tanh(pre[:, 2 * size:3 * size], out=act[:, 2 * size:3 * size])
+                xp.multiply(act[:, :size], act[:, 2 * size:3 * size], out=tmp)
+                c = xp.multiply(act[:, size:2 * size], c, out=cs[t])
+                c += tmp  # c' = f * c + i * g
+                h = xp.multiply(act[:, 3 * size:], xp.tanh(c, out=tmp), out=hs[t])
         return hs, cs, gates
 
     @staticmethod
@@ -92,11 +93,13 @@ class LSTMLayer(Primitive):
 
 
 def _sigmoid_into(xp, x, out):
-    """``out[...] = sigmoid(x)`` with the values of ``elementwise._sigmoid`` (the stable form:
-    ``1 / (1 + e)`` for ``x >= 0``, ``e / (1 + e)`` below, ``e = exp(-|x|)``), in place."""
-    e = xp.exp(xp.negative(xp.abs(x, out=out), out=out), out=out)
-    numerator = xp.maximum(e, x >= 0)  # 1 where x >= 0 (e <= 1 there), else e
-    xp.divide(numerator, xp.add(e, 1, out=out), out=out)
+    """``out[...] = 1 / (1 + exp(-x))`` in place, four passes and no temporaries (PyTorch's own
+    formula; accurate for every x: where exp(-x) overflows, 1 / inf is the limit 0, and the
+    caller silences that overflow once per layer)."""
+    xp.negative(x, out=out)
+    xp.exp(out, out=out)
+    out += 1
+    xp.reciprocal(out, out=out)
 
 
 class _ARRAY_MATH:
