@@ -294,12 +294,14 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
             if grads is not None:
                 if type(node) is AccumulateGrad:  # (no edges: the loop below does nothing)
                     g = None  # NOTE: no stale reference to a gradient _accumulate may take over
-                    if node.variable._hooks:
+                    if node.variable._hooks or node._pre_hooks:
                         grads = _pre_hooks(node, grads, create_graph)
                     if targets is not None and node in targets:
                         _capture(captured, targets[node], grads)
                     if accumulate and grads[0] is not None and (targets is None or node in targets):
                         _accumulate(node.variable, grads[0], create_graph)
+                    if node._post_hooks:
+                        _accumulate_post_hooks(node, grads)
                 else:
                     if node._tensor_hooks or node._retain or node._pre_hooks:
                         grads = _pre_hooks(node, grads, create_graph)
@@ -393,10 +395,15 @@ def _nodes_leading_to(seen, targets) -> set:
 
 
 def _pre_hooks(node, grads, create_graph):
-    if type(node) is AccumulateGrad:
+    if type(node) is AccumulateGrad:  # the leaf's tensor hooks, then the node's own pre-hooks
         hooks = node.variable._hooks
         if hooks:
             grads[0] = _apply_tensor_hooks(hooks, grads[0])
+        if node._pre_hooks:
+            for hook in list(node._pre_hooks.values()):
+                new = hook(tuple(grads))
+                if new is not None:
+                    grads = list(new)
         return grads
     if node._tensor_hooks:
         for nr, hooks in node._tensor_hooks.items():
@@ -415,6 +422,13 @@ def _pre_hooks(node, grads, create_graph):
             if new is not None:
                 grads = list(new)
     return grads
+
+
+def _accumulate_post_hooks(node, grads) -> None:
+    """An AccumulateGrad node's own post-hooks, after accumulating: ``hook((), grad_outputs)``,
+    as PyTorch calls them (the node has no inputs)."""
+    for hook in list(node._post_hooks.values()):
+        hook((), tuple(grads))
 
 
 def _apply_tensor_hooks(hooks, g):

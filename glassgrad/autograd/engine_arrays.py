@@ -44,12 +44,14 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
             if type(node) is AccumulateGrad:
                 # NOTE: the list keeps the only reference (see the module docstring)
                 grads[0] = None if grads[0] is None else wrap(grads[0])
-                if node.variable._hooks:
+                if node.variable._hooks or node._pre_hooks:
                     grads = eng._pre_hooks(node, grads, False)
                 if targets is not None and node in targets:
                     eng._capture(captured, targets[node], grads)
                 if accumulate and grads[0] is not None and (targets is None or node in targets):
                     eng._accumulate(node.variable, grads[0], False)
+                if node._post_hooks:
+                    eng._accumulate_post_hooks(node, grads)
             else:
                 hooked = node._tensor_hooks or node._retain or node._pre_hooks
                 if hooked or (targets is not None and node in targets):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import threading
 
+import numpy as np
+
 from ..autograd import engine
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.graph import AccumulateGrad
@@ -136,10 +138,10 @@ def _grads(outputs, inputs, cotangents, create):
     """d(outputs . cotangents)/d(inputs), zeros where an input was not used."""
     pairs = [(o, c) for o, c in zip(outputs, cotangents) if o._requires_grad]
     if not pairs:
-        return [x.detach() * 0 for x in inputs]
+        return [_zeros(x) for x in inputs]
     grads = engine.grad([o for o, _ in pairs], inputs, [c for _, c in pairs], retain_graph=True,
                         create_graph=create, allow_unused=True)
-    return [g if g is not None else (x.detach() * 0) for g, x in zip(grads, inputs)]
+    return [g if g is not None else _zeros(x) for g, x in zip(grads, inputs)]
 
 
 def grad_and_value(func, argnums=0, has_aux: bool = False):
@@ -177,7 +179,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                     f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?"
                 )
         keep = _keeps_graph([output], lifted, seq0)
-        one = output.detach() * 0 + 1
+        one = _zeros(output) + 1
         flat = _grads([output], lifted, [one], keep)
         grads = tree_unflatten(flat, spec)
         value = _detach_tree(output, keep)
@@ -296,7 +298,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                            retain_graph=True, create_graph=keep, allow_unused=True)
     else:
         outs = [None] * len(dummies)
-    tangent_out = [g if g is not None else d.detach() * 0 for g, d in zip(outs, dummies)]
+    tangent_out = [g if g is not None else _zeros(d) for g, d in zip(outs, dummies)]
     primal_out = _detach_tree(out, keep)
     result = (primal_out, tree_unflatten(tangent_out, out_spec))
     if has_aux:
@@ -305,7 +307,19 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
 
 
 def _zeros_requiring_grad(o):
-    return (o.detach() * 0).requires_grad_()
+    return _zeros(o).requires_grad_()
+
+
+def _zeros(x):
+    """Zeros shaped like ``x`` (batched like it under vmap): ``x * 0`` would be NaN where x is
+    inf or NaN."""
+    z = x.detach() * 0
+    arr = z._array
+    if type(arr) is np.ndarray:
+        arr[...] = 0  # a fresh result: cleared in place
+    else:
+        z = z.masked_fill(z.isnan(), 0.0)  # NaN (from inf * 0) -> 0
+    return z
 
 
 def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):

@@ -117,3 +117,15 @@ def mark_view(result, x, fn):
 
 def shape_str(t) -> str:
     return f"{list(t.shape)} {t.dtype}"
+
+
+def reject_bool_sub(input, other) -> None:
+    """PyTorch refuses ``-`` with exactly one bool operand (a bool tensor or a Python bool)."""
+    if _is_bool(input) != _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _is_bool(v) -> bool:
+    return v.__class__ is bool or (is_tensor(v) and v._array.dtype == np.bool_)

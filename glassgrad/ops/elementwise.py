@@ -14,7 +14,7 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from . import _special, primitive
-from ._util import cast, is_tensor, promote, scalar
+from ._util import cast, is_tensor, promote, reject_bool_sub, scalar
 from .elementwise_backward import (
     PowScalarBackward,
     SigmoidBackward,
@@ -138,9 +138,11 @@ class PowScalar(Primitive):
     @staticmethod
     def forward(xp, x, *, exponent):
         if exponent >= 0 and float(exponent).is_integer():  # no 0 ** -k or (-x) ** 0.5 here
-            return x**exponent
-        with _fp_quiet():
-            return x**exponent
+            out = x**exponent
+        else:
+            with _fp_quiet():
+                out = x**exponent
+        return out if out.dtype == x.dtype else out.astype(x.dtype)  # bfloat16 ** 0.5: float32
 
     @staticmethod
     def backward(grad, x, *, exponent):
@@ -192,7 +194,7 @@ class RPowScalar(Primitive):
     def backward(grad, result, *, base):
         if base == 0:
             return (where(result == 0, 0.0, grad * 0),)
-        return (grad * result * math.log(base),)
+        return (grad * result * (math.log(base) if base > 0 else math.nan),)  # as torch: NaN
 
 
 def _unary(name, fwd, bwd, saves=("x",), node_name=None, bwd_np=None):
@@ -429,7 +431,8 @@ def add(input, other, *, alpha=1):
 
 
 def sub(input, other, *, alpha=1):
-    """``input - alpha * other`` (``torch.sub``)."""
+    """``input - alpha * other`` (``torch.sub``); RuntimeError with a bool operand."""
+    reject_bool_sub(input, other)
     a, b = promote(input, other, "sub")
     if alpha != 1:  # NOTE: after promotion, so alpha does not change the result dtype
         if isinstance(alpha, float) and a._array.dtype.kind in "biu":
@@ -581,10 +584,8 @@ def where(condition, input=None, other=None):
         cond = np.asarray(cond)
     if cond.dtype != np.bool_:
         if is_tensor(condition):
-            raise RuntimeError(
-                f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                f"{condition.dtype}"
-            )
+            raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                               f"with dtype {condition.dtype}")
         cond = cond.astype(bool)
     a, b = promote(input, other, "where")
     return Where.apply(a, b, condition=cond)
@@ -594,7 +595,6 @@ def square(input):
     return pow(input, 2)
 
 
-# NOTE: the fill/copy primitives live in fill.py, addcmul/addcdiv/lerp (one-node primitives) in
-# activation.py (file size); re-exported for callers
+# NOTE: fill/copy primitives live in fill.py, addcmul/addcdiv/lerp in activation.py (file size)
 from .activation import addcdiv, addcmul, lerp  # noqa: F401
 from .fill import Clone, CopyFrom, Fill, MaskedFill, clone  # noqa: F401
