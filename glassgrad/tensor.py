@@ -395,10 +395,14 @@ class Tensor:
             _diagnostics.note_write(self, op)
 
     def _rebase_history(self) -> None:
+        """After a recorded in-place write: a view routes its base through the write, and the
+        base's other views follow its new history (NOTE [Stale views] in ops/_util.py)."""
         base = self._base
         if base is None:
+            _shape_ops.refresh_views(self, None)
             return
         _shape_ops.rebase_view(self, base)
+        _shape_ops.refresh_views(base, self)
 
     # --- conversions -------------------------------------------------------------------------
     def numpy(self, *, force: bool = False):

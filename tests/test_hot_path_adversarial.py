@@ -453,13 +453,11 @@ def test_bug_accumulate_grad_node_hooks_never_run():
     same(f)
 
 
-@pytest.mark.xfail(strict=True, reason="known bug, left open: a view made before an in-place op "
-                   "on its base keeps its old grad_fn (PyTorch regenerates it as "
-                   "AsStridedBackward0); needs views tracked by their base")
 @pytest.mark.parametrize("op", ["exp", "mul_t"])
 def test_bug_view_made_before_base_inplace_gives_wrong_gradient(op):
-    # a view's grad_fn is not regenerated after an in-place op on its base (PyTorch rebuilds it
-    # as AsStridedBackward0 over the base's new history): silently wrong gradients
+    # a view's grad_fn must follow an in-place op on its base (PyTorch rebuilds it as
+    # AsStridedBackward0 over the base's new history; glassgrad replays the view: NOTE [Stale
+    # views]), or its gradients skip the write
     def f(lib):
         x = leaf(lib, X)
         y = x * 1.0
@@ -537,3 +535,27 @@ def test_bug_bool_subtraction_is_not_rejected():
         return x - True
 
     same(f)
+
+
+def test_views_follow_writes_through_a_sibling_view_and_die_with_their_base():
+    """NOTE [Stale views]: a write through one view reaches the gradients of another view of the
+    same base; the registry forgets views and bases that died."""
+    from glassgrad.ops import _util
+
+    def f(lib):
+        x = leaf(lib, X)
+        y = x * 1.0
+        a, b = y[:2], y[1:]
+        a.mul_(3.0)  # through a sibling view: b[0] is y[1], written
+        (b.exp() * lib.tensor([1.0, 2.0])).sum().backward()
+        return b.detach(), x.grad  # (torch names b's node AsStridedBackward0, glassgrad replays)
+
+    same(f)
+    before = len(_util.VIEWS)
+    y = glassgrad.tensor(X, requires_grad=True) * 1.0
+    views = [y[i:] for i in range(3)]
+    assert len(_util.VIEWS) == before + 1 and len(_util.VIEWS[id(y)]) == 3
+    del views
+    assert len(_util.VIEWS[id(y)]) == 0
+    del y
+    assert len(_util.VIEWS) == before

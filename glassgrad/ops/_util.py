@@ -7,9 +7,12 @@ its input's dtype without any op knowing about mixed dtypes.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import dtypes
+from ..autograd.grad_mode import _state
 from . import primitive
 
 
@@ -99,19 +102,36 @@ def wrap_dims(dim, ndim: int, op: str = "op") -> tuple:
     return out
 
 
+# NOTE [Stale views]: id(base) -> {id(view): weakref to the view} for the views made from a base
+# while recording. An in-place write recorded on the base or on any of its views gives the base a
+# new history; PyTorch then rebuilds every other view's grad_fn over it (AsStridedBackward0), or
+# their gradients would skip the write: shape.refresh_views replays each live view's _view_fn on
+# the base. Keyed by id, not by Tensor (a Tensor's == is elementwise); entries leave with the
+# objects (weakref callbacks).
+VIEWS: dict = {}
+
+
 def mark_view(result, x, fn):
     """Make ``result`` a view of ``x``'s base when the arrays share memory (see rebase_view)."""
     if not np.may_share_memory(result._array, x._array):
         return result
     base = x._base
     if base is None:
-        result._base = x
+        base = result._base = x
         result._view_fn = fn
     else:
         prev = x._view_fn
         result._base = base
         result._view_fn = lambda b: fn(prev(b))
     result._vc = x._vc
+    if _state.enabled:  # NOTE [Stale views]
+        key = id(base)
+        views = VIEWS.get(key)
+        if views is None:
+            views = VIEWS[key] = {}
+            weakref.finalize(base, VIEWS.pop, key, None)
+        vid = id(result)
+        views[vid] = weakref.ref(result, lambda _, views=views, vid=vid: views.pop(vid, None))
     return result
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _state
-from . import primitive
+from . import _util, primitive
 from ._util import is_tensor, mark_view, wrap_dim, wrap_dims
 from .primitive import Primitive, _record
 
@@ -140,6 +140,29 @@ class _no_grad:
 
     def __exit__(self, *exc):
         _state.enabled = self.prev
+
+
+def refresh_views(base, written) -> None:
+    """NOTE [Stale views] in _util.py: after a recorded in-place write to ``base`` (or through
+    its view ``written``, rebased already), every other live view of ``base`` takes a grad_fn
+    over the base's new history, replayed from its ``_view_fn``."""
+    views = _util.VIEWS.get(id(base))
+    if not views:
+        return
+    prev = _state.enabled
+    _state.enabled = True
+    try:
+        for ref in list(views.values()):
+            view = ref()
+            if view is None or view is written:
+                continue
+            fresh = view._view_fn(base)
+            view.grad_fn = fresh.grad_fn
+            view._output_nr = fresh._output_nr
+            view._requires_grad = fresh._requires_grad
+            views.pop(id(fresh), None)
+    finally:
+        _state.enabled = prev
 
 
 def rebase_view(view, base) -> None:
