@@ -20,8 +20,10 @@ def _float_formatter(arr):
     absf = np.abs(finite[finite != 0]) if finite.size else finite
     sci = absf.size and (absf.max() / absf.min() > 1000 or absf.max() > 1e8 or absf.min() < 1e-4)
     if sci:
-        return lambda v: f"{v:.4e}"
-    width = max(len(f"{v:.4f}") for v in finite) if finite.size else 6
+        width = max(len(f"{v:.4e}") for v in finite)
+        return lambda v: f"{v:.4e}" if np.isfinite(v) else str(v).rjust(width)
+    # (no finite value: inf/nan unpadded, as PyTorch prints tensor([inf, nan]))
+    width = max(len(f"{v:.4f}") for v in finite) if finite.size else 0
 
     def fmt(v):
         return (f"{v:.4f}" if np.isfinite(v) else str(v)).rjust(width)

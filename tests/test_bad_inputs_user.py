@@ -277,3 +277,24 @@ def test_degrees_of_freedom_warning_matches_torch(fn):
     assert len(their_warnings) == len(our_warnings) == 1, our_warnings
     assert their_warnings[0].split(" (Triggered")[0] == our_warnings[0]
     np.testing.assert_allclose(ours.double().numpy(), theirs.double().numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("values", [
+    [float("inf"), float("nan"), -float("inf")], [1.0, float("inf")], [1.5, float("nan")],
+    [float("nan")], [1e10, float("inf")], [1e-6, 2.0, float("nan")], float("nan"),
+], ids=str)
+def test_repr_of_non_finite_values_matches_torch(values):
+    assert repr(glassgrad.tensor(values)) == repr(torch.tensor(values))
+
+
+def test_division_by_a_zero_number_is_silent_with_torch_gradients():
+    results = []
+    for lib in (glassgrad, torch):
+        x = lib.tensor([1.0, 0.0, -1.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            y = x / 0
+            y.sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])

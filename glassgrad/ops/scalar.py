@@ -112,6 +112,9 @@ class DivScalar(Primitive):
 
     @staticmethod
     def forward(xp, x, *, other):
+        if other == 0:  # inf/nan, silently, as in PyTorch (the test is free; errstate is not)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return x / constant(other, x.dtype)
         return x / constant(other, x.dtype)
 
     @staticmethod
@@ -120,4 +123,4 @@ class DivScalar(Primitive):
 
     @staticmethod
     def backward_np(grad, *, other):
-        return grad / constant(other, grad.dtype), None
+        return DivScalar.forward(np, grad, other=other), None
