@@ -490,8 +490,6 @@ def test_bug_func_grad_unused_input_with_inf_gets_nan():
     same(f)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap, left open: views do not remember that they "
-                   "were made under no_grad (PyTorch's CreationMeta)")
 def test_bug_no_grad_view_of_leaf_modified_with_grad_on_is_not_rejected():
     # PyTorch: "A view was created in no_grad mode and is being modified inplace with grad mode
     # enabled..."; glassgrad lets the leaf be modified (and x * 2.0 then backpropagates fine)

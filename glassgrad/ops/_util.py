@@ -124,14 +124,18 @@ def mark_view(result, x, fn):
         result._base = base
         result._view_fn = lambda b: fn(prev(b))
     result._vc = x._vc
-    if _state.enabled:  # NOTE [Stale views]
-        key = id(base)
-        views = VIEWS.get(key)
-        if views is None:
-            views = VIEWS[key] = {}
-            weakref.finalize(base, VIEWS.pop, key, None)
+    if not _state.enabled:  # a no_grad view: a recorded in-place write to it is refused
         vid = id(result)
-        views[vid] = weakref.ref(result, lambda _, views=views, vid=vid: views.pop(vid, None))
+        refs = primitive.NO_GRAD_VIEWS
+        refs[vid] = weakref.ref(result, lambda _, refs=refs, vid=vid: refs.pop(vid, None))
+        return result
+    key = id(base)  # NOTE [Stale views]
+    views = VIEWS.get(key)
+    if views is None:
+        views = VIEWS[key] = {}
+        weakref.finalize(base, VIEWS.pop, key, None)
+    vid = id(result)
+    views[vid] = weakref.ref(result, lambda _, views=views, vid=vid: views.pop(vid, None))
     return result
 
 

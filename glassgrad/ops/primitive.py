@@ -220,6 +220,9 @@ class Primitive:
             _check_inplace_leaf(target)
             if cls._saves_input0:
                 inputs = (target._snapshot(), *others)
+        elif NO_GRAD_VIEWS and _state.enabled and target._base is not None \
+                and target._base._requires_grad:
+            _check_no_grad_view(target)  # (a no_grad view of a tensor that requires grad)
         try:
             out = cls.forward(xp, *[t._array for t in inputs], **attrs)
         except Exception as exc:  # noqa: BLE001 - NOTE: NumPy may wrap a VmapFallback
@@ -407,7 +410,13 @@ def _record(cls, result, inputs, attrs, results=None):
     return node
 
 
+# id(view) -> weakref, for views made under no_grad (PyTorch's CreationMeta::NO_GRAD_MODE): a
+# recorded in-place write to one is refused, as there (written by _util.mark_view)
+NO_GRAD_VIEWS: dict = {}
+
+
 def _check_inplace_leaf(target) -> None:
+    _check_no_grad_view(target)
     if target.grad_fn is None and target._requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation.\n"
@@ -421,3 +430,19 @@ def _check_inplace_leaf(target) -> None:
             f"glassgrad: the leaf has shape {list(base.shape)}; write to it under no_grad, or "
             "write into a clone."
         )
+
+
+def _check_no_grad_view(target) -> None:
+    """PyTorch's refusal of an in-place write, with grad mode on, to a view made under no_grad."""
+    if target._base is not None and NO_GRAD_VIEWS:
+        ref = NO_GRAD_VIEWS.get(id(target))
+        if ref is not None and ref() is target:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode "
+                "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+                "You can clarify your code by moving both the view and the inplace either both "
+                "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                "outside (if you want the inplace to be tracked).\n"
+                f"glassgrad: the view has shape {list(target.shape)}; make it outside no_grad, or "
+                "write to it under no_grad."
+            )
