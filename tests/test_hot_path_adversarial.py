@@ -3,8 +3,7 @@
 
 The top section guards behaviour that holds (no aliasing of user-held gradients by the engine's
 in-place accumulation, saved-output version checks, grad modes, threads, vmap/grad). The section
-at the bottom holds reproducers of bugs found while probing (the ones still open are marked
-xfail, strict).
+at the bottom holds reproducers of the bugs found while probing, all fixed since.
 """
 
 from __future__ import annotations
@@ -433,8 +432,7 @@ def test_empty_and_non_finite():
 
 
 # ================================================================================================
-# Reproducers of bugs found while probing: fixed ones pass; the two still open are marked
-# xfail(strict=True), so fixing them turns the mark into a failure to remove.
+# Reproducers of the bugs found while probing (all fixed; they keep them fixed).
 # ================================================================================================
 
 
