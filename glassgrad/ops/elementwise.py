@@ -39,6 +39,8 @@ from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-ex
 )
 from .primitive import Primitive
 
+_BF16 = dtypes.bfloat16.np
+
 
 class ToCopy(Primitive):
     node_name = "ToCopyBackward0"
@@ -137,12 +139,12 @@ class PowScalar(Primitive):
 
     @staticmethod
     def forward(xp, x, *, exponent):
-        if exponent >= 0 and float(exponent).is_integer():  # no 0 ** -k or (-x) ** 0.5 here
-            out = x**exponent
+        if (exponent.__class__ is int or float(exponent).is_integer()) and exponent >= 0:
+            out = x**exponent  # (no 0 ** -k or (-x) ** 0.5 here: nothing to silence)
         else:
             with _fp_quiet():
                 out = x**exponent
-        return out if out.dtype == x.dtype else out.astype(x.dtype)  # bfloat16 ** 0.5: float32
+        return out if x.dtype is not _BF16 else out.astype(_BF16)  # NumPy: bf16 ** 0.5 is f32
 
     @staticmethod
     def backward(grad, x, *, exponent):
@@ -255,7 +257,7 @@ Sigmoid = _unary(
 Relu = _unary("Relu", lambda xp, x: xp.maximum(x, 0).astype(x.dtype, copy=False),
               lambda g, r: (ThresholdBackward.apply_binary(g, r),), ("result",),
               bwd_np=lambda g, r: (ThresholdBackward.forward(np, g, r),))
-Erf = _unary("Erf", lambda xp, x: _erf(x),
+Erf = _unary("Erf", lambda xp, x: _special.erf(x),  # NOTE [Cody's erf] in _special.py
              lambda g, x: (g * (2 / math.sqrt(math.pi)) * exp(-x * x),))
 Reciprocal = _unary("Reciprocal", _quiet(lambda xp, x: 1 / x), _reciprocal_rule, ("result",),
                     bwd_np=_reciprocal_rule)
@@ -268,11 +270,6 @@ def _sigmoid(xp, x):
     # for x >= 0, exp(x) / (1 + exp(x)) below; exp(-|x|) is both, with no masked copies
     e = xp.exp(-xp.abs(x))
     return xp.maximum(e, x >= 0) / (1 + e)  # maximum(e, x >= 0): 1 where x >= 0 (e <= 1), else e
-
-
-def _erf(x):
-    # NOTE: vectorised Cody erf (NOTE [Cody's erf] in _special.py): a few ulp in float64, no SciPy
-    return _special.erf(x)
 
 
 class Where(Primitive):
