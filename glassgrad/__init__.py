@@ -33,6 +33,9 @@ from .ops.elementwise import (  # noqa: E402,F401
     multiply, neg, negative, pow, reciprocal, relu, remainder, round, rsqrt, sigmoid, sign, sin,
     sinh, sqrt, square, sub, subtract, tan, tanh, true_divide, trunc, where,
 )
+from .ops.special_ops import (  # noqa: E402,F401
+    acosh, arccosh, arcsinh, arctanh, asinh, atanh, erfc, erfinv, logit, xlogy,
+)
 from .ops.reduction import (  # noqa: E402,F401
     all, amax, amin, any, argmax, argmin, cumprod, cumsum, logsumexp, max, mean, min, nansum,
     norm, prod, std, std_mean, sum, var, var_mean,

@@ -16,6 +16,7 @@ from .ops import indexing as ix
 from .ops import linalg as la
 from .ops import reduction as red
 from .ops import shape as sh
+from .ops import special_ops as sp
 from .ops._util import as_tensor_arg, cast, is_tensor
 from .tensor import Tensor
 
@@ -44,6 +45,7 @@ _FUNCTIONS_MORE = {
     la: "addmm baddbmm cross trace",
     ix: "argwhere index_copy index_fill masked_scatter take_along_dim",
     cmp: "count_nonzero isreal kthvalue msort signbit unique_consecutive",
+    sp: "asinh acosh atanh arcsinh arccosh arctanh logit xlogy erfc erfinv",
 }
 for _module, _names in _FUNCTIONS_MORE.items():
     for _name in _names.split():

@@ -21,6 +21,11 @@ OPS = {op.name: op for op in all_ops() if not op.xfail}
 
 # (op name, mutation) -> reason, for cases not fixed yet (strict xfail: fixing one flags it)
 KNOWN = {}
+# torch's logit_backward with eps gives 0 for a NaN input in its vectorised loop and NaN in its
+# scalar tail (which elements fall where depends on the length and the CPU's vector width);
+# glassgrad gives NaN everywhere, so the 24-element sample differs
+_LOGIT_NAN = "torch logit(eps) backward: NaN input -> 0 or NaN depending on vector loop position"
+KNOWN.update({("logit_eps", "nan_inf"): _LOGIT_NAN, ("logit_method", "nan_inf"): _LOGIT_NAN})
 
 
 def _cases():

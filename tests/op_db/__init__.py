@@ -80,9 +80,9 @@ def binary_samples(domain=(-2.0, 2.0), domain2=None):
 
 
 def all_ops() -> list:
-    from . import elementwise, indexing, linalg, nn, reduction, shape
+    from . import elementwise, indexing, linalg, nn, reduction, shape, special
 
     ops = []
-    for mod in (elementwise, reduction, shape, indexing, linalg, nn):
+    for mod in (elementwise, reduction, shape, indexing, linalg, nn, special):
         ops.extend(mod.OPS)
     return ops
