@@ -336,23 +336,9 @@ def _record_extras(node, result, inputs, attrs) -> None:
 
 
 def _record(cls, result, inputs, attrs, results=None):
-    if len(inputs) == 1:
-        t = inputs[0]
-        fn = t.grad_fn
-        if fn is not None:
-            edge = (fn, t._output_nr)
-        elif t._requires_grad:
-            edge = (grad_accumulator(t), 0)
-        else:
-            edge = _NO_EDGE
-        arr = t._array
-        if cls.scalar_edge:
-            edges = (edge, _NO_EDGE)
-            meta = ((arr.shape, arr.dtype), ((), arr.dtype))
-        else:
-            edges = (edge,)
-            meta = ((arr.shape, arr.dtype),)
-    elif len(inputs) == 2:
+    # NOTE [Hot path]: two inputs spelled out (the backward primitives of a create_graph backward
+    # come here); a lone input that records is _record1's, or the fast path's
+    if len(inputs) == 2:
         x, y = inputs
         fn = x.grad_fn
         if fn is not None:
@@ -384,6 +370,9 @@ def _record(cls, result, inputs, attrs, results=None):
                 edges.append(_NO_EDGE)
             arr = t._array
             meta.append((arr.shape, arr.dtype))
+        if cls.scalar_edge:  # the Python number's (None, 0) edge, as PyTorch shows it
+            edges.append(_NO_EDGE)
+            meta.append(((), inputs[0]._array.dtype))
         edges = tuple(edges)
         meta = tuple(meta)
     idx = cls._save_idx
