@@ -33,11 +33,13 @@ from ..autograd.grad_mode import _state
 from ..autograd.graph import (
     INFERENCE_VERSION,
     Node,
+    SavedAttribute,
     SavedTensor,
     _Anomaly,
     _Hooks,
     _user_frame,
     grad_accumulator,
+    saved_attribute_names,
 )
 from ..backend import xp
 from . import _forward_errors
@@ -101,6 +103,10 @@ class Primitive:
         cls._save1 = {(): 0, (-1,): 1, (0,): 2}.get(cls._save_idx, 3) if not cls.multi_output else 3
         slots = ("_n_outputs",) if cls.multi_output else ()
         ns = {"__slots__": slots, "_prim": cls, "_frees_attrs": cls.frees_attrs}
+        # attributes are passed to forward by name, so its parameter names cover them all
+        attr_names = [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        for key in saved_attribute_names(cls, attr_names):
+            ns["_saved_" + key] = SavedAttribute(key)
         # NOTE [Array backward] in autograd/engine_arrays.py: only the class that declares the
         # backward in use may declare its array twin (a subclass's new backward drops it)
         owner = next(c for c in cls.__mro__ if "backward" in c.__dict__)
