@@ -89,22 +89,20 @@ class Node:
     nodes whose ``variable`` is the leaf tensor.
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_attrs",
-        "_freed",
-        "_in_meta",
-        "_metadata",
-        "_post_hooks",
-        "_pre_hooks",
-        "_retain",
-        "_retained",
-        "_saved",
-        "_seq",
-        "_tensor_hooks",
-        "next_functions",
-        "source",
-    )
+    # NOTE [Node fields]: every node sets the slots; the fields below them are rarely anything but
+    # their class default (hooks, retain_grad, metadata, diagnostics), so a node made on the hot
+    # path does not store them and the first one set lands in the instance __dict__. (A node's
+    # class is its op's, so attribute sites that see many ops run CPython's unspecialised
+    # lookup, ~35 ns per access: each store skipped is worth it.)
+    __slots__ = ("__dict__", "__weakref__", "_attrs", "_freed", "_in_meta", "_saved", "_seq",
+                 "next_functions")
+    _pre_hooks = None  # {handle id: fn(grad_outputs)}
+    _post_hooks = None  # {handle id: fn(grad_inputs, grad_outputs)}
+    _tensor_hooks = None  # {output_nr: {handle id: fn(grad)}}: the output tensors' hooks
+    _retain = None  # {output_nr: tensor}: outputs that retain_grad()
+    _metadata = None
+    _retained = None  # NOTE [Diagnostics]: the retain_graph=True backward that kept it
+    source = None  # the user's line that made it (when anomaly mode records lines)
     _prim = None  # the Primitive whose backward this node runs (class attribute per subclass)
     _n_outputs = 1
     _frees_attrs = False  # freed by backward even with no saved tensors (Primitive.frees_attrs)
@@ -118,13 +116,6 @@ class Node:
         self._in_meta = in_meta
         self._seq = next(_sequence)
         self._freed = False
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_hooks = None
-        self._retain = None
-        self._metadata = None
-        self._retained = None  # NOTE [Diagnostics]: the retain_graph=True backward that kept it
-        self.source = None
 
     def name(self) -> str:
         return type(self).__name__

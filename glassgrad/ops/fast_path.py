@@ -121,14 +121,7 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
         n._saved = saved
         n._attrs = attrs
         n._seq = next(_sequence)
-        n._freed = False
-        n._pre_hooks = None
-        n._post_hooks = None
-        n._tensor_hooks = None
-        n._retain = None
-        n._metadata = None
-        n._retained = None
-        n.source = None
+        n._freed = False  # the rest are class defaults (NOTE [Node fields])
         r.grad_fn = n
         return r
 
@@ -201,14 +194,7 @@ def _binary(prim, fallback):
         n._saved = saved
         n._attrs = _NO_ATTRS
         n._seq = next(_sequence)
-        n._freed = False
-        n._pre_hooks = None
-        n._post_hooks = None
-        n._tensor_hooks = None
-        n._retain = None
-        n._metadata = None
-        n._retained = None
-        n.source = None
+        n._freed = False  # the rest are class defaults (NOTE [Node fields])
         r.grad_fn = n
         return r
 
