@@ -188,3 +188,52 @@ def test_array_backward_keeps_hooks_retain_grad_and_errors():
         q.mul_(2.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         r.backward()
+
+
+_EDGE_VALUES = [0.3, -2.5, 0.0, -0.0, 1e-30, 1e30, 3.0e38, float("inf"), float("-inf"), float("nan")]
+_NUMBERS = [0.25, 0.1, -3.0, 0.0, -0.0, 1e-300, 3.5e38, float("inf"), float("nan")]
+
+
+def _same_bits(a, b) -> bool:
+    return type(a) is type(b) and a.dtype == b.dtype and (
+        np.array_equal(a, b, equal_nan=True) and np.array_equal(np.signbit(a), np.signbit(b)))
+
+
+def _outcome(fn):
+    """(value, warnings raised as text) or the exception's type: what a user would see."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn()
+        except Exception as exc:  # noqa: BLE001 - compared, not hidden
+            return type(exc), None
+    return value, sorted(str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_declared_shortcuts_compute_what_forward_computes(dtype):
+    """A primitive's ``ufunc``/``scalar_op`` (what the fast path calls instead of forward) gives
+    forward's numbers, types and warnings bit for bit, edge values included."""
+    from glassgrad.ops.primitive import REGISTRY
+
+    ufuncs = [p for p in REGISTRY.values() if p.ufunc is not None]
+    scalar_ops = [p for p in REGISTRY.values() if p.scalar_op is not None]
+    assert {p.__name__ for p in ufuncs} >= {"Exp", "Tanh"}
+    assert {p.__name__ for p in scalar_ops} == {"AddScalar", "SubScalar", "RSubScalar", "MulScalar"}
+    for value in _EDGE_VALUES:
+        x = dtype(value)
+        for prim in ufuncs:
+            got, want = _outcome(lambda: prim.ufunc(x)), _outcome(lambda: prim.forward(np, x))
+            assert _same_bits(got[0], want[0]) and got[1] == want[1], (prim.__name__, value)
+        for prim in scalar_ops:
+            for number in _NUMBERS:
+                got = _outcome(lambda: prim.scalar_op(x, number))
+                sc._CONSTANTS.clear()  # a cached constant warns only when first converted
+                want = _outcome(lambda: prim.forward(np, x, other=number))
+                if isinstance(want[0], type):
+                    assert got[0] is want[0], (prim.__name__, value, number)
+                else:
+                    assert _same_bits(got[0], want[0]) and got[1] == want[1], (
+                        prim.__name__, value, number, got, want)

@@ -53,7 +53,8 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                 if node._post_hooks:
                     eng._accumulate_post_hooks(node, grads)
             else:
-                hooked = node._tensor_hooks or node._retain or node._pre_hooks
+                hk = node._hooked  # NOTE: one test when no hook was ever set on the node
+                hooked = hk and (node._tensor_hooks or node._retain or node._pre_hooks)
                 if hooked or (targets is not None and node in targets):
                     tg = [None if a is None else wrap(a) for a in grads]
                     if hooked:
@@ -63,12 +64,12 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                     grads = [None if t is None else t._array for t in tg]
                 if needed is None or eng._runs(node, targets, needed):
                     bnp = node._np
-                    if bnp is not None and not node._post_hooks:
+                    if bnp is not None and not (hk and node._post_hooks):
                         if node._freed:
                             raise RuntimeError(_second_time_message(node))
                         saved = node._saved
                         try:
-                            if node._np_needs or node._prim.multi_output or len(saved) > 1:
+                            if not node._np_simple or len(saved) > 1:
                                 out = _backward_np(node, bnp, grads, needed)
                             elif saved:  # NOTE [Hot path]: one saved tensor, one output, inlined
                                 s = saved[0]
@@ -82,7 +83,7 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                             tg = [None if a is None else wrap(a) for a in grads]
                             out = [None if t is None else t._array
                                    for t in node._run_backward(tg)]
-                        if release is not None and (node._saved or node._frees_attrs):
+                        if release is not None and (saved or node._frees_attrs):
                             node._saved = None  # Node._release, inlined
                             node._freed = release
                     else:

@@ -103,11 +103,13 @@ class Node:
     _metadata = None
     _retained = None  # NOTE [Diagnostics]: the retain_graph=True backward that kept it
     source = None  # the user's line that made it (when anomaly mode records lines)
+    _hooked = False  # True once any of the four hook/retain fields above was set: one test in backward
     _prim = None  # the Primitive whose backward this node runs (class attribute per subclass)
     _n_outputs = 1
     _frees_attrs = False  # freed by backward even with no saved tensors (Primitive.frees_attrs)
     _np = None  # NOTE [Array backward] in engine_arrays.py: the primitive's backward_np, if any
     _np_needs = False  # _np takes needs_input_grad=
+    _np_simple = False  # _np takes (grad, one saved value or none, **attrs): no needs, one output
 
     def __init__(self, next_functions, saved, attrs, in_meta):
         self.next_functions = next_functions
@@ -179,6 +181,7 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = {}
+            self._hooked = True
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
@@ -187,6 +190,7 @@ class Node:
         """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+            self._hooked = True
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -194,6 +198,7 @@ class Node:
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
+            self._hooked = True
         store = self._tensor_hooks.setdefault(output_nr, {})
         handle = RemovableHandle(store)
         store[handle.id] = fn

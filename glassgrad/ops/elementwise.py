@@ -199,7 +199,7 @@ class RPowScalar(Primitive):
         return (grad * result * (math.log(base) if base > 0 else math.nan),)  # as torch: NaN
 
 
-def _unary(name, fwd, bwd, saves=("x",), node_name=None, bwd_np=None):
+def _unary(name, fwd, bwd, saves=("x",), node_name=None, bwd_np=None, ufunc=None):
     """Declare a one-input primitive from its forward array function and its derivative rule
     (``bwd_np``: the rule on arrays, NOTE [Array backward] in autograd/engine_arrays.py)."""
     ns = {
@@ -209,6 +209,8 @@ def _unary(name, fwd, bwd, saves=("x",), node_name=None, bwd_np=None):
     }
     if bwd_np is not None:
         ns["backward_np"] = staticmethod(bwd_np)
+    if ufunc is not None:  # forward is this ufunc: the fast path calls it directly
+        ns["ufunc"] = ufunc
     if node_name:
         ns["node_name"] = node_name
     return type(name, (Primitive,), ns)
@@ -223,7 +225,7 @@ _expm1_rule = lambda g, r: (g * (r + 1),)
 _sqrt_rule = lambda g, r: (g / (2 * r),)
 _reciprocal_rule = lambda g, r: (-g * r * r,)
 # NOTE: no errstate (~1 us a call, more than a small exp; NOTE [Fast path]): overflow still warns
-Exp = _unary("Exp", lambda xp, x: xp.exp(x), _exp_rule, ("result",), bwd_np=_exp_rule)
+Exp = _unary("Exp", lambda xp, x: xp.exp(x), _exp_rule, ("result",), bwd_np=_exp_rule, ufunc=np.exp)
 Log = _unary("Log", _quiet(lambda xp, x: xp.log(x)), _log_rule, bwd_np=_log_rule)
 Log1p = _unary("Log1p", _quiet(lambda xp, x: xp.log1p(x)), _log1p_rule,
                node_name="Log1PBackward0", bwd_np=_log1p_rule)
@@ -236,9 +238,9 @@ Sqrt = _unary("Sqrt", _quiet(lambda xp, x: xp.sqrt(x)), _sqrt_rule, ("result",),
 Rsqrt = _unary("Rsqrt", _quiet(lambda xp, x: 1 / xp.sqrt(x)), lambda g, r: (g * -0.5 * r**3,),
                ("result",))
 Sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, x: (g * cos(x),),
-             bwd_np=lambda g, x: (g * np.cos(x),))
+             bwd_np=lambda g, x: (g * np.cos(x),), ufunc=np.sin)
 Cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, x: (-g * sin(x),),
-             bwd_np=lambda g, x: (-g * np.sin(x),))
+             bwd_np=lambda g, x: (-g * np.sin(x),), ufunc=np.cos)
 Tan = _unary("Tan", lambda xp, x: xp.tan(x), lambda g, r: (g * (1 + r * r),), ("result",))
 Asin = _unary("Asin", _quiet(lambda xp, x: xp.arcsin(x)), lambda g, x: (g * rsqrt(1 - x * x),))
 Acos = _unary("Acos", _quiet(lambda xp, x: xp.arccos(x)), lambda g, x: (-g * rsqrt(1 - x * x),))
@@ -246,7 +248,7 @@ Atan = _unary("Atan", lambda xp, x: xp.arctan(x), lambda g, x: (g / (1 + x * x),
 Sinh = _unary("Sinh", _quiet(lambda xp, x: xp.sinh(x)), lambda g, x: (g * cosh(x),))
 Cosh = _unary("Cosh", _quiet(lambda xp, x: xp.cosh(x)), lambda g, x: (g * sinh(x),))
 Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (TanhBackward.apply_binary(g, r),),
-              ("result",), bwd_np=lambda g, r: (TanhBackward.forward(np, g, r),))
+              ("result",), bwd_np=lambda g, r: (TanhBackward.forward(np, g, r),), ufunc=np.tanh)
 Sigmoid = _unary(
     "Sigmoid",
     lambda xp, x: _sigmoid(xp, x),

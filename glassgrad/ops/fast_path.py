@@ -6,7 +6,9 @@ diagnostics or vmap). For that case these closures, installed as the Tensor meth
 themselves, run forward, make the result and record its node in one
 frame, with every per-primitive fact (forward, node class, what is saved) bound when the method
 is made, and a 0-d input handed to forward as a NumPy scalar (scalar arithmetic is 5x faster
-than 0-d array arithmetic, with the same result). Anything else goes to the method's general form
+than 0-d array arithmetic, with the same result; a primitive may declare its forward's ufunc, or
+for a number op the plain operator, which is called without forward's frame: ``Primitive.ufunc``,
+``Primitive.scalar_op``). Anything else goes to the method's general form
 (``_tensor_operators.py``: promotion, autocast, ``Primitive.apply_*``), which handles everything
 and explains a failing forward. The result, node and saved values are
 field for field those of ``Tensor._make``, ``Node.__init__`` and ``SavedTensor`` (kept so by
@@ -57,7 +59,11 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
     hooks = _Hooks
     number_edge = prim.scalar_edge
     as_scalar = prim.zero_d_as_scalar
+    ufunc = prim.ufunc
+    scalar_op = prim.scalar_op
     unary_op = key is None
+    # _in_meta of a 0-d input, made once (NOTE: fewer tuples kept per node, fewer GC passes)
+    meta0 = {dt: (((), dt), ((), dt)) if number_edge else (((), dt),) for dt in (_F32, _F64)}
     check_autocast = check_autocast or unary_op
 
     def apply(x, other=None):
@@ -75,10 +81,16 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
         try:
             if unary_op:
                 attrs = _NO_ATTRS
-                out = fwd(xp, a if a.shape or not as_scalar else a[()])
+                if ufunc is not None:
+                    out = ufunc(a if a.shape else a[()])
+                else:
+                    out = fwd(xp, a if a.shape or not as_scalar else a[()])
             else:
                 attrs = {key: other}
-                out = fwd(xp, a if a.shape or not as_scalar else a[()], **attrs)
+                if scalar_op is not None and not a.shape and other.__class__ is float:
+                    out = scalar_op(a[()], other)
+                else:
+                    out = fwd(xp, a if a.shape or not as_scalar else a[()], **attrs)
         except Exception:  # noqa: BLE001 - the general form runs it again and explains it
             return fallback(x) if unary_op else fallback(x, other)
         if out.__class__ is not _ndarray:
@@ -112,12 +124,13 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
             r._vc = [0]
             saved = (SavedTensor(x, False),) if how == 2 else ()
         n = _new(node_cls)  # Node.__init__'s fields
+        shape = a.shape
         if number_edge:  # the number's (None, 0) edge, as PyTorch shows it
             n.next_functions = (edge, _NO_EDGE)
-            n._in_meta = ((a.shape, a.dtype), ((), a.dtype))
+            n._in_meta = ((shape, a.dtype), ((), a.dtype)) if shape else meta0[a.dtype]
         else:
             n.next_functions = (edge,)
-            n._in_meta = ((a.shape, a.dtype),)
+            n._in_meta = ((shape, a.dtype),) if shape else meta0[a.dtype]
         n._saved = saved
         n._attrs = attrs
         n._seq = next(_sequence)
@@ -142,6 +155,7 @@ def _binary(prim, fallback):
     node_cls = prim.node_cls
     hooks = _Hooks
     as_scalar = prim.zero_d_as_scalar
+    meta0 = {dt: (((), dt), ((), dt)) for dt in (_F32, _F64)}
 
     def apply(x, y):
         a = x._array
@@ -190,7 +204,8 @@ def _binary(prim, fallback):
             saved = ()
         n = _new(node_cls)  # Node.__init__'s fields
         n.next_functions = (ex, ey)
-        n._in_meta = ((a.shape, a.dtype), (b.shape, b.dtype))
+        n._in_meta = meta0[a.dtype] if not a.shape and not b.shape else \
+            ((a.shape, a.dtype), (b.shape, b.dtype))
         n._saved = saved
         n._attrs = _NO_ATTRS
         n._seq = next(_sequence)

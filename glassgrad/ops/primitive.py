@@ -80,6 +80,12 @@ class Primitive:
     _input_names: tuple = ()
     scalar_attr = "other"  # the one attribute apply_scalar passes
     zero_d_as_scalar = True  # NOTE [Fast path]: forward may get a 0-d input as a NumPy scalar
+    # NOTE [Fast path]: what the fast path may call instead of forward (no xp, no attributes):
+    # ufunc(x) of a one-input op whose forward is that NumPy ufunc; scalar_op(x, other) of a
+    # number op, for a 0-d x (a NumPy scalar) and a Python float (NEP 50 converts it as forward's
+    # `constant` does, so the numbers are the same)
+    ufunc = None
+    scalar_op = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -113,6 +119,7 @@ class Primitive:
         if owner.__dict__.get("backward_np") is not None:
             ns["_np"] = staticmethod(cls.backward_np)
             ns["_np_needs"] = cls.wants_needs_input_grad
+            ns["_np_simple"] = not (cls.wants_needs_input_grad or cls.multi_output)
         cls.node_cls = type(cls.node_name or cls.__name__ + "Backward0", (Node,), ns)
         REGISTRY[cls.__name__] = cls
 

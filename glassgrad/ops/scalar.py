@@ -13,6 +13,7 @@ functions (``ops.elementwise.add`` ...), which promote.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -45,6 +46,8 @@ class AddScalar(Primitive):
     node_name = "AddBackward0"
     scalar_edge = True
 
+    scalar_op = operator.add
+
     @staticmethod
     def forward(xp, x, *, other):
         return x + constant(other, x.dtype)
@@ -59,6 +62,8 @@ class AddScalar(Primitive):
 class SubScalar(Primitive):
     node_name = "SubBackward0"
     scalar_edge = True
+
+    scalar_op = operator.sub
 
     @staticmethod
     def forward(xp, x, *, other):
@@ -76,6 +81,8 @@ class RSubScalar(Primitive):
 
     node_name = "RsubBackward1"
 
+    scalar_op = staticmethod(lambda x, other: other - x)
+
     @staticmethod
     def forward(xp, x, *, other):
         return constant(other, x.dtype) - x
@@ -91,6 +98,8 @@ class MulScalar(Primitive):
     node_name = "MulBackward0"
     scalar_edge = True
     frees_attrs = True
+
+    scalar_op = operator.mul
 
     @staticmethod
     def forward(xp, x, *, other):
