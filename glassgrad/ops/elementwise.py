@@ -16,7 +16,6 @@ from ..amp.autocast import state as _autocast
 from . import _special, primitive
 from ._util import cast, is_tensor, promote, reject_bool_sub, scalar
 from .elementwise_backward import (
-    PowScalarBackward,
     SigmoidBackward,
     TanhBackward,
     ThresholdBackward,
@@ -37,6 +36,7 @@ from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-ex
     _Step,
     _trunc_divide_int,
 )
+from .power import Pow, PowScalar, RPowScalar
 from .primitive import Primitive
 
 _BF16 = dtypes.bfloat16.np
@@ -128,75 +128,6 @@ class Neg(Primitive):
         return (-grad,)
 
     backward_np = backward
-
-
-class PowScalar(Primitive):
-    node_name = "PowBackward0"
-    saves = ("x",)
-    scalar_attr = "exponent"
-    # NOTE [Fast path]: NumPy's scalar power is not its array power (1 ulp apart), so 0-d stays 0-d
-    zero_d_as_scalar = False
-
-    @staticmethod
-    def forward(xp, x, *, exponent):
-        if (exponent.__class__ is int or float(exponent).is_integer()) and exponent >= 0:
-            out = x**exponent  # (no 0 ** -k or (-x) ** 0.5 here: nothing to silence)
-        else:
-            with _fp_quiet():
-                out = x**exponent
-        return out if x.dtype is not _BF16 else out.astype(_BF16)  # NumPy: bf16 ** 0.5 is f32
-
-    @staticmethod
-    def backward(grad, x, *, exponent):
-        if exponent == 0:
-            return (grad * 0,)
-        return (PowScalarBackward.apply(grad, x, exponent=exponent),)
-
-    @staticmethod
-    def backward_np(grad, x, *, exponent):
-        if exponent == 0:
-            return (grad * 0,)
-        # NOTE: a 0-d x arrives as a NumPy scalar; power must run on the array, as forward did
-        return (PowScalarBackward.forward(np, grad, np.asarray(x), exponent=exponent),)
-
-
-class Pow(Primitive):
-    node_name = "PowBackward1"
-    saves = ("x", "y", "result")
-    wants_needs_input_grad = True
-
-    @staticmethod
-    def forward(xp, x, y):
-        with _fp_quiet():
-            return x**y
-
-    @staticmethod
-    def backward(grad, x, y, result, needs_input_grad):
-        grad_x = grad_y = None
-        if needs_input_grad[0]:
-            # NOTE: y * x**(y-1), not y*result/x, which is nan at x == 0
-            grad_x = where((y == 0), 0.0, grad * y * x ** (y - 1))
-        if needs_input_grad[1]:
-            grad_y = where((x == 0) & (y >= 0), 0.0, grad * result * log(x))
-        return grad_x, grad_y
-
-
-class RPowScalar(Primitive):
-    """``base ** x`` for a number base."""
-
-    node_name = "PowBackward2"
-    saves = ("result",)
-
-    @staticmethod
-    def forward(xp, x, *, base):
-        with _fp_quiet():
-            return xp.asarray(base, dtype=x.dtype) ** x
-
-    @staticmethod
-    def backward(grad, result, *, base):
-        if base == 0:
-            return (where(result == 0, 0.0, grad * 0),)
-        return (grad * result * (math.log(base) if base > 0 else math.nan),)  # as torch: NaN
 
 
 def _unary(name, fwd, bwd, saves=("x",), node_name=None, bwd_np=None, ufunc=None):

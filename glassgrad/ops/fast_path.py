@@ -7,7 +7,7 @@ themselves, run forward, make the result and record its node in one
 frame, with every per-primitive fact (forward, node class, what is saved) bound when the method
 is made, and a 0-d input handed to forward as a NumPy scalar (scalar arithmetic is 5x faster
 than 0-d array arithmetic, with the same result; a primitive may declare its forward's ufunc, or
-for a number op the plain operator, which is called without forward's frame: ``Primitive.ufunc``,
+for a number op on a 0-d input, the plain operation on the NumPy scalar: ``Primitive.ufunc``,
 ``Primitive.scalar_op``). Anything else goes to the method's general form
 (``_tensor_operators.py``: promotion, autocast, ``Primitive.apply_*``), which handles everything
 and explains a failing forward. The result, node and saved values are
@@ -87,7 +87,7 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
                     out = fwd(xp, a if a.shape or not as_scalar else a[()])
             else:
                 attrs = {key: other}
-                if scalar_op is not None and not a.shape and other.__class__ is float:
+                if scalar_op is not None and not a.shape:
                     out = scalar_op(a[()], other)
                 else:
                     out = fwd(xp, a if a.shape or not as_scalar else a[()], **attrs)

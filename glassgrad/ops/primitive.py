@@ -81,9 +81,9 @@ class Primitive:
     scalar_attr = "other"  # the one attribute apply_scalar passes
     zero_d_as_scalar = True  # NOTE [Fast path]: forward may get a 0-d input as a NumPy scalar
     # NOTE [Fast path]: what the fast path may call instead of forward (no xp, no attributes):
-    # ufunc(x) of a one-input op whose forward is that NumPy ufunc; scalar_op(x, other) of a
-    # number op, for a 0-d x (a NumPy scalar) and a Python float (NEP 50 converts it as forward's
-    # `constant` does, so the numbers are the same)
+    # ufunc(x) of a one-input op whose forward is that NumPy ufunc; scalar_op(x, number) of a
+    # number op, for a 0-d x (a NumPy scalar) and a Python float or int: forward's numbers
+    # (NEP 50 converts the number as forward's `constant` does; tests/test_fast_path.py checks)
     ufunc = None
     scalar_op = None
 

@@ -1,0 +1,100 @@
+"""Powers: ``x ** 2`` (a number exponent), ``x ** y`` (two tensors), ``2 ** x`` (a number base).
+
+Forward matches NumPy's array power on every shape (NOTE [Fast path]: a 0-d ``x ** n`` stays a
+0-d array, except the square, which NumPy computes as ``x * x`` on arrays); the derivatives are
+PyTorch's, zero where PyTorch gives zero (``0 ** 0``, ``0 ** y`` for ``y >= 0``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from . import elementwise as _ew  # where/log for the backward rules (bound at call time)
+from .elementwise_backward import PowScalarBackward
+from .piecewise import _fp_quiet
+from .primitive import Primitive
+from .scalar import constant
+
+_BF16 = dtypes.bfloat16.np
+
+
+class PowScalar(Primitive):
+    node_name = "PowBackward0"
+    saves = ("x",)
+    scalar_attr = "exponent"
+    # NOTE [Fast path]: NumPy's scalar power is not its array power (1 ulp apart), so 0-d stays 0-d
+    zero_d_as_scalar = False
+
+    @staticmethod
+    def forward(xp, x, *, exponent):
+        if (exponent.__class__ is int or float(exponent).is_integer()) and exponent >= 0:
+            out = x**exponent  # (no 0 ** -k or (-x) ** 0.5 here: nothing to silence)
+        else:
+            with _fp_quiet():
+                out = x**exponent
+        return out if x.dtype is not _BF16 else out.astype(_BF16)  # NumPy: bf16 ** 0.5 is f32
+
+    @staticmethod
+    def backward(grad, x, *, exponent):
+        if exponent == 0:
+            return (grad * 0,)
+        return (PowScalarBackward.apply(grad, x, exponent=exponent),)
+
+    @staticmethod
+    def scalar_op(x, exponent):
+        # NumPy squares an array by x * x, not by its scalar power (1 ulp apart at times)
+        if exponent == 2:
+            return x * x
+        return PowScalar.forward(np, np.asarray(x), exponent=exponent)
+
+    @staticmethod
+    def backward_np(grad, x, *, exponent):
+        if exponent == 0:
+            return (grad * 0,)
+        if exponent == 2:  # x ** 1 is x
+            return (grad * constant(2, x.dtype) * x,)
+        # NOTE: a 0-d x arrives as a NumPy scalar; power must run on the array, as forward did
+        return (PowScalarBackward.forward(np, grad, np.asarray(x), exponent=exponent),)
+
+
+class Pow(Primitive):
+    node_name = "PowBackward1"
+    saves = ("x", "y", "result")
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, x, y):
+        with _fp_quiet():
+            return x**y
+
+    @staticmethod
+    def backward(grad, x, y, result, needs_input_grad):
+        grad_x = grad_y = None
+        if needs_input_grad[0]:
+            # NOTE: y * x**(y-1), not y*result/x, which is nan at x == 0
+            grad_x = _ew.where((y == 0), 0.0, grad * y * x ** (y - 1))
+        if needs_input_grad[1]:
+            zero = (x == 0) & (y >= 0)  # log(1) there: no 0 * -inf to warn about, masked anyway
+            grad_y = _ew.where(zero, 0.0, grad * result * _ew.log(_ew.where(zero, 1.0, x)))
+        return grad_x, grad_y
+
+
+class RPowScalar(Primitive):
+    """``base ** x`` for a number base."""
+
+    node_name = "PowBackward2"
+    saves = ("result",)
+
+    @staticmethod
+    def forward(xp, x, *, base):
+        with _fp_quiet():
+            return xp.asarray(base, dtype=x.dtype) ** x
+
+    @staticmethod
+    def backward(grad, result, *, base):
+        if base == 0:
+            return (_ew.where(result == 0, 0.0, grad * 0),)
+        return (grad * result * (math.log(base) if base > 0 else math.nan),)  # as torch: NaN
