@@ -20,6 +20,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from sys import getrefcount
 
+from numpy import dtype as _np_dtype
 from numpy import empty as _np_empty
 from numpy import float32 as _f32
 from numpy import float64 as _f64
@@ -28,6 +29,8 @@ from numpy import ndarray as _ndarray
 
 from .. import dtypes
 from .graph import AccumulateGrad, SavedTensor, _second_time_message
+
+_F32D, _F64D = _np_dtype(_f32), _np_dtype(_f64)
 
 
 def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, accumulate, release):
@@ -74,13 +77,20 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                             elif saved:  # NOTE [Hot path]: one saved tensor, one output, inlined
                                 s = saved[0]
                                 if type(s) is SavedTensor:
-                                    s = s._unpack_array(node)
+                                    # SavedTensor._unpack_array's commonest case, inlined
+                                    if s._unpack_hook is None and s._tensor is None \
+                                            and s._vc[0] == s._version:
+                                        s = s._array
+                                        if type(s) is _ndarray and not s.shape:
+                                            s = s[()]
+                                    else:
+                                        s = s._unpack_array(node)
                                 attrs = node._attrs  # (a call with **{} costs a dict and a tuple)
                                 out = bnp(grads[0], s, **attrs) if attrs else bnp(grads[0], s)
                             else:
                                 attrs = node._attrs
                                 out = bnp(grads[0], **attrs) if attrs else bnp(grads[0])
-                        except Exception:  # noqa: BLE001
+                        except Exception:
                             # vmap's batched arrays may need the primitives' batching rules
                             # (NOTE [Batched arrays]); a real error is raised there again
                             if STRICT and not _batched(grads):
@@ -113,13 +123,17 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                 if g is not None:
                     shape, np_dtype = meta[k] if meta else (None, None)
                     cls = type(g)  # NOTE: a batched array says its __class__ is ndarray
-                    if cls is not _ndarray and cls is not _f32 and cls is not _f64 \
-                            and reduce_batched is not None and not isinstance(g, _generic):
-                        g = reduce_batched(wrap(g), shape)._array
-                    if shape is not None and g.shape != shape:
-                        g = eng._reduce_grad(node, k, wrap(g), shape)._array
-                    if np_dtype is not None and g.dtype is not np_dtype and g.dtype != np_dtype:
-                        g = wrap(g).to(dtypes._FROM_NP[np_dtype])._array
+                    # a NumPy scalar of the input's own dtype for a 0-d input: nothing to check
+                    if not ((cls is _f32 and np_dtype is _F32D or cls is _f64 and np_dtype is _F64D)
+                            and shape == ()):
+                        if cls is not _ndarray and cls is not _f32 and cls is not _f64 \
+                                and reduce_batched is not None and not isinstance(g, _generic):
+                            g = reduce_batched(wrap(g), shape)._array
+                        if shape is not None and g.shape != shape:
+                            g = eng._reduce_grad(node, k, wrap(g), shape)._array
+                        if np_dtype is not None and g.dtype is not np_dtype \
+                                and g.dtype != np_dtype:
+                            g = wrap(g).to(dtypes._FROM_NP[np_dtype])._array
                     buf = buffers.get(nxt)
                     if buf is None:
                         buf = buffers[nxt] = [None] * nxt._n_outputs

@@ -20,6 +20,7 @@ import numpy as np
 from .primitive import Primitive
 
 _CONSTANTS: dict = {}  # (number, dtype) -> NumPy scalar
+_F32, _F64 = np.float32, np.float64
 
 
 def constant(value, dtype):
@@ -111,6 +112,8 @@ class MulScalar(Primitive):
 
     @staticmethod
     def backward_np(grad, *, other):
+        if type(grad) is _F32 or type(grad) is _F64:  # NEP 50 converts other as constant() does
+            return grad * other, None
         return grad * constant(other, grad.dtype), None
 
 
