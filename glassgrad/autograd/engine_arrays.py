@@ -39,9 +39,14 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
     wrap = eng._Tensor._make
     reduce_batched = eng._reduce_batched_grad
     g = None
+    held = None  # the gradients of the node that runs next, kept out of `buffers` (a chain's case)
     node = heappop(heap)[2] if heap else None
     while node is not None:
-        grads = buffers.pop(node, None)
+        if held is not None:
+            grads = held
+            held = None
+        else:
+            grads = buffers.pop(node, None)
         out = None
         if grads is not None:
             if type(node) is AccumulateGrad:
@@ -118,6 +123,8 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
         for k, (nxt, nr) in enumerate(node.next_functions):
             if nxt is None or (needed is not None and nxt not in needed):
                 continue
+            left = deps[nxt] - 1
+            deps[nxt] = left
             if out is not None:
                 g = out[k]
                 if g is not None:
@@ -136,8 +143,12 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                             g = wrap(g).to(dtypes._FROM_NP[np_dtype])._array
                     buf = buffers.get(nxt)
                     if buf is None:
-                        buf = buffers[nxt] = [None] * nxt._n_outputs
+                        buf = [None] * nxt._n_outputs
                         buf[nr] = g
+                        if left == 0 and ready is None:
+                            held = buf  # nxt is ready: it may well run next (below)
+                        else:
+                            buffers[nxt] = buf
                     else:
                         old = buf[nr]
                         if old is None:
@@ -150,8 +161,7 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                             buf[nr] = old + g
                         old = None
                     g = None  # NOTE: no stale reference for _accumulate's exclusivity test
-            left = deps[nxt] - 1
-            deps[nxt] = left
+                    buf = None
             if left == 0:
                 if ready is None:
                     ready = nxt
@@ -163,6 +173,9 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
             node = ready
         else:
             if ready is not None:
+                if held is not None:
+                    buffers[ready] = held
+                    held = None
                 heappush(heap, (-ready._seq, counter, ready))
                 counter += 1
             node = heappop(heap)[2] if heap else None
