@@ -74,23 +74,24 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
         a = x._array
         # the fast case: a float32/float64 ndarray that records, a Python number, nothing on
         if not (x._requires_grad and _state.enabled and type(a) is _ndarray
-                and (a.dtype is _F32 or a.dtype is _F64)
+                and ((dt := a.dtype) is _F32 or dt is _F64)
                 and not (check_autocast and autocast.on)
                 and not (hooks.saved_tensor_hooks or hooks.record_source or hooks.grad_consts)):
             return fallback(x) if unary_op else fallback(x, other)
+        shape = a.shape
         try:
             if unary_op:
                 attrs = _NO_ATTRS
                 if ufunc is not None:
-                    out = ufunc(a if a.shape else a[()])
+                    out = ufunc(a if shape else a[()])
                 else:
-                    out = fwd(xp, a if a.shape or not as_scalar else a[()])
+                    out = fwd(xp, a if shape or not as_scalar else a[()])
             else:
                 attrs = {key: other}
-                if scalar_op is not None and not a.shape:
+                if scalar_op is not None and not shape:
                     out = scalar_op(a[()], other)
                 else:
-                    out = fwd(xp, a if a.shape or not as_scalar else a[()], **attrs)
+                    out = fwd(xp, a if shape or not as_scalar else a[()], **attrs)
         except Exception:  # noqa: BLE001 - the general form runs it again and explains it
             return fallback(x) if unary_op else fallback(x, other)
         if out.__class__ is not _ndarray:
@@ -124,13 +125,12 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
             r._vc = [0]
             saved = (SavedTensor(x, False),) if how == 2 else ()
         n = _new(node_cls)  # Node.__init__'s fields
-        shape = a.shape
         if number_edge:  # the number's (None, 0) edge, as PyTorch shows it
             n.next_functions = (edge, _NO_EDGE)
-            n._in_meta = ((shape, a.dtype), ((), a.dtype)) if shape else meta0[a.dtype]
+            n._in_meta = ((shape, dt), ((), dt)) if shape else meta0[dt]
         else:
             n.next_functions = (edge,)
-            n._in_meta = ((shape, a.dtype),) if shape else meta0[a.dtype]
+            n._in_meta = ((shape, dt),) if shape else meta0[dt]
         n._saved = saved
         n._attrs = attrs
         n._seq = next(_sequence)
