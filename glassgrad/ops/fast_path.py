@@ -47,6 +47,14 @@ def scalar(prim, fallback, check_autocast: bool = False, tensor_prim=None):
     return _fast(prim, fallback, prim.scalar_attr, check_autocast, binary)
 
 
+def _casts_under_autocast(name: str) -> bool:
+    """Whether autocast may change ``name`` for one float32/float64 input (and a number): only a
+    lower-precision or banned op does; an fp32 or promote policy leaves such an input as it is."""
+    from ..amp.autocast import BANNED, LOWER, POLICIES
+
+    return any(policy.get(name.strip("_")) in (LOWER, BANNED) for policy in POLICIES.values())
+
+
 def _fast(prim, fallback, key, check_autocast, binary=None):
     from ..amp.autocast import state as autocast
     from ..tensor import Tensor
@@ -64,7 +72,7 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
     unary_op = key is None
     # _in_meta of a 0-d input, made once (NOTE: fewer tuples kept per node, fewer GC passes)
     meta0 = {dt: (((), dt), ((), dt)) if number_edge else (((), dt),) for dt in (_F32, _F64)}
-    check_autocast = check_autocast or unary_op
+    check_autocast = (check_autocast or unary_op) and _casts_under_autocast(fallback.__name__)
 
     def apply(x, other=None):
         if not (unary_op or other.__class__ is float or other.__class__ is int):
