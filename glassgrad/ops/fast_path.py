@@ -22,7 +22,7 @@ from numpy import asarray as _asarray
 from numpy import ndarray as _ndarray
 
 from ..autograd.grad_mode import _state
-from ..autograd.graph import SavedTensor, _Hooks, _sequence, grad_accumulator
+from ..autograd.graph import InferenceVersion, SavedTensor, _Hooks, _sequence, grad_accumulator
 from ..backend import xp
 from . import primitive
 
@@ -131,7 +131,22 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
             saved = (s,)
         else:
             r._vc = [0]
-            saved = (SavedTensor(x, False),) if how == 2 else ()
+            if how == 2:  # the input (SavedTensor.__init__'s fields)
+                vc = x._vc
+                if vc.__class__ is InferenceVersion:  # refused there, with PyTorch's error
+                    return fallback(x) if unary_op else fallback(x, other)
+                s = _new(SavedTensor)
+                s._version = vc[0]
+                if len(vc) == 1:
+                    vc.append(None)  # NOTE [Diagnostics]: a saved tensor's counter is watched
+                s._is_output = False
+                s._output_nr = 0
+                s._unpack_hook = None
+                s._packed = None
+                s._tensor = x
+                saved = (s,)
+            else:
+                saved = ()
         n = _new(node_cls)  # Node.__init__'s fields
         if number_edge:  # the number's (None, 0) edge, as PyTorch shows it
             n.next_functions = (edge, _NO_EDGE)
