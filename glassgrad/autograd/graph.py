@@ -126,7 +126,9 @@ class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | {"_saved_" + k for k in _saved_keys(self)})
+        # the class's SavedAttribute names cover every node of the op: list only this node's
+        own = {n for n in super().__dir__() if not n.startswith("_saved_")}
+        return sorted(own | {"_saved_" + k for k in _saved_keys(self)})
 
     @property
     def metadata(self) -> dict:

@@ -76,8 +76,10 @@ class Pow(Primitive):
             # NOTE: y * x**(y-1), not y*result/x, which is nan at x == 0
             grad_x = _ew.where((y == 0), 0.0, grad * y * x ** (y - 1))
         if needs_input_grad[1]:
-            zero = (x == 0) & (y >= 0)  # log(1) there: no 0 * -inf to warn about, masked anyway
-            grad_y = _ew.where(zero, 0.0, grad * result * _ew.log(_ew.where(zero, 1.0, x)))
+            # NOTE: log(x) itself, as PyTorch (its 0 * -inf at 0 ** y is masked here, but a double
+            # backward's d/dx through it is nan there, as PyTorch's): computed without the warning
+            with _fp_quiet():
+                grad_y = _ew.where((x == 0) & (y >= 0), 0.0, grad * result * _ew.log(x))
         return grad_x, grad_y
 
 
