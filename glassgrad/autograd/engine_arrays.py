@@ -77,19 +77,23 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                             raise RuntimeError(_second_time_message(node))
                         saved = node._saved
                         try:
-                            if not node._np_simple or len(saved) > 1:
+                            if not node._np_simple:
                                 out = _backward_np(node, bnp, grads, needed)
                             elif saved:  # NOTE [Hot path]: one saved tensor, one output, inlined
                                 s = saved[0]
                                 if type(s) is SavedTensor:
-                                    # SavedTensor._unpack_array's commonest case, inlined
-                                    if s._unpack_hook is None and s._tensor is None \
-                                            and s._vc[0] == s._version:
-                                        s = s._array
+                                    # SavedTensor._unpack_array's commonest cases, inlined: an
+                                    # output (its array) or an input (its tensor), unchanged since
+                                    t = s._tensor
+                                    if s._unpack_hook is None and (
+                                            s._vc[0] == s._version if t is None
+                                            else t._vc[0] == s._version):
+                                        s = s._array if t is None else t._array
                                         if type(s) is _ndarray and not s.shape:
                                             s = s[()]
                                     else:
                                         s = s._unpack_array(node)
+                                    t = None
                                 attrs = node._attrs  # (a call with **{} costs a dict and a tuple)
                                 out = bnp(grads[0], s, **attrs) if attrs else bnp(grads[0], s)
                             else:

@@ -109,7 +109,8 @@ class Node:
     _frees_attrs = False  # freed by backward even with no saved tensors (Primitive.frees_attrs)
     _np = None  # NOTE [Array backward] in engine_arrays.py: the primitive's backward_np, if any
     _np_needs = False  # _np takes needs_input_grad=
-    _np_simple = False  # _np takes (grad, one saved value or none, **attrs): no needs, one output
+    _np_simple = False  # _np takes (grad, one saved value or none, **attrs): no needs, one output,
+    # at most one saved tensor
 
     def __init__(self, next_functions, saved, attrs, in_meta):
         self.next_functions = next_functions

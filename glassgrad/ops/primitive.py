@@ -119,7 +119,8 @@ class Primitive:
         if owner.__dict__.get("backward_np") is not None:
             ns["_np"] = staticmethod(cls.backward_np)
             ns["_np_needs"] = cls.wants_needs_input_grad
-            ns["_np_simple"] = not (cls.wants_needs_input_grad or cls.multi_output)
+            ns["_np_simple"] = not (cls.wants_needs_input_grad or cls.multi_output
+                                    or len(cls._save_idx) > 1)
         cls.node_cls = type(cls.node_name or cls.__name__ + "Backward0", (Node,), ns)
         REGISTRY[cls.__name__] = cls
 
