@@ -127,14 +127,17 @@ def _infer_array(data, dtype):
     if isinstance(data, Tensor):
         arr = data._array
         return arr.astype(dtype.np) if dtype is not None else arr.copy()
+    if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as a 0-d array (PyTorch)
+        data = np.asarray(data)
     if isinstance(data, np.ndarray):
         src = data
         if dtype is None:
             d = dtypes.from_numpy_dtype(src.dtype)
             return np.array(src, dtype=d.np)
         return np.array(src, dtype=dtype.np)
+    kinds = set()  # the element types of a nested list: NumPy scalars count with their dtype
     if isinstance(data, (list, tuple)):
-        data = _unwrap_nested(data)
+        data = _unwrap_nested(data, kinds)
     try:
         arr = np.asarray(data)
     except ValueError:  # NumPy's "inhomogeneous shape": find PyTorch's reason
@@ -148,6 +151,8 @@ def _infer_array(data, dtype):
         )
     if dtype is not None:
         return np.array(arr, dtype=dtype.np)
+    if any(isinstance(k, np.dtype) for k in kinds) and arr.dtype.kind in "fiub":
+        return arr.astype(_sequence_dtype(kinds).np)
     if arr.dtype.kind == "f":
         return arr.astype(dtypes.get_default_dtype().np)
     if arr.dtype.kind in "iu":
@@ -159,7 +164,18 @@ def _infer_array(data, dtype):
     return np.array(arr, dtype=dtypes.from_numpy_dtype(arr.dtype).np)
 
 
-def _unwrap_nested(data):
+def _sequence_dtype(kinds):
+    """PyTorch's dtype for a nested list: its element types promoted together, a Python float as
+    the default dtype, an int as int64, a NumPy scalar as its own dtype."""
+    out = None
+    for k in kinds:
+        d = (dtypes.from_numpy_dtype(k) if isinstance(k, np.dtype) else dtypes.bool if k is bool
+             else dtypes.int64 if k is int else dtypes.get_default_dtype())
+        out = d if out is None else dtypes.promote_types(out, d)
+    return out
+
+
+def _unwrap_nested(data, kinds):
     out = []
     for v in data:
         if isinstance(v, Tensor):  # an element: a number, as PyTorch (one element only)
@@ -172,8 +188,9 @@ def _unwrap_nested(data):
                 )
             out.append(v._array.reshape(()).item())
         elif isinstance(v, (list, tuple)):
-            out.append(_unwrap_nested(v))
+            out.append(_unwrap_nested(v, kinds))
         else:
+            kinds.add(v.dtype if isinstance(v, np.generic) else type(v))
             out.append(v)
     return out
 

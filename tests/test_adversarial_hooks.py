@@ -314,10 +314,6 @@ def test_saved_tensors_hooks_see_the_fast_path_ops_saves_like_torch():
     _same(ours, theirs)
 
 
-@pytest.mark.xfail(reason="a node post hook (grad_fn.register_hook) of a broadcasting op gets its "
-                   "grad_inputs unreduced (glassgrad: shape (3,) for a 0-d input; torch: the "
-                   "input's shape): engine._call runs the hooks before _reduce_grad; "
-                   "pre-existing, not from session 11", strict=True)
 def test_node_post_hook_sees_reduced_grad_inputs_like_torch():
     def run(lib):
         seen = []

@@ -320,10 +320,15 @@ def test_pow_scalar_derivatives_match_torch(exponent):
     _same(ours, theirs, repr(exponent), rtol=1e-10)
 
 
-@pytest.mark.xfail(reason="glassgrad.tensor(np.float64(1.5)) is float32 (torch: float64, the "
-                   "NumPy scalar's dtype; a 0-d array keeps it); pre-existing, tensor factory",
-                   strict=True)
-def test_tensor_of_numpy_scalar_keeps_its_dtype_like_torch():
-    for v in (np.float64(1.5), np.float16(1.5)):
-        assert str(glassgrad.tensor(v).dtype).split(".")[-1] == \
-            str(torch.tensor(v).dtype).split(".")[-1]
+def test_tensor_of_numpy_scalars_takes_torchs_dtype():
+    """A NumPy scalar keeps its dtype (``torch.tensor(arr.sum())`` is float64); in a nested list the
+    element types are promoted, Python floats counting as the default dtype, ints as int64."""
+    cases = [np.float64(1.5), np.float16(1.5), np.float32(1.5), np.int32(3), np.bool_(True),
+             [np.float64(1.5)], [np.float64(1.5), 2.0], [np.float32(1.5), 2.0],
+             [2.0, np.float64(1.5)], [np.float16(1), np.float16(2)], [np.int32(1), 2],
+             [np.float64(1), np.float32(2)], [[np.float64(1)], [np.float64(2)]],
+             [np.int32(1), np.int32(2)], [np.int16(1), 2.5], [True, np.float16(1)], [1.0, 2], [1, 2]]
+    for v in cases:
+        ours, theirs = glassgrad.tensor(v), torch.tensor(v)
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1], repr(v)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

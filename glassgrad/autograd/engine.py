@@ -454,8 +454,13 @@ def _call(node, grads, release):
             raise RuntimeError(_second_time_message(node))
         out = node._run_backward(grads)
     if node._post_hooks:
-        # PyTorch passes None for inputs that need no gradient
-        out = tuple(None if e[0] is None else g for e, g in zip(node.next_functions, out))
+        # PyTorch passes None for inputs that need no gradient, and each gradient summed to its
+        # input's shape (a broadcasting op's hook sees what the input receives)
+        meta = node._in_meta
+        out = tuple(None if e[0] is None or g is None
+                    else g if not meta or g._array.shape == meta[k][0] or meta[k][0] is None
+                    else _reduce_grad(node, k, g, meta[k][0])
+                    for k, (e, g) in enumerate(zip(node.next_functions, out)))
         for hook in list(node._post_hooks.values()):
             new = hook(out, tuple(grads))
             if new is not None:
