@@ -117,7 +117,7 @@ def rot90(input, k: int = 1, dims=(0, 1)):
 
 def repeat(input, *sizes):
     """Tile the data ``sizes`` times per dim, adding leading dims (``torch.Tensor.repeat``)."""
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(sizes, "repeat")
     nd = input._array.ndim
     if len(sizes) < nd:
         raise RuntimeError(
@@ -131,7 +131,7 @@ def repeat(input, *sizes):
 def tile(input, dims):
     """``repeat`` with missing leading counts taken as 1 (``torch.tile``); ``dims`` is a tuple
     or one int."""
-    dims = (int(dims),) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    dims = _shape_arg((dims,), "tile")
     nd = input._array.ndim
     if len(dims) < nd:
         dims = (1,) * (nd - len(dims)) + dims

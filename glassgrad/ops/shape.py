@@ -209,7 +209,7 @@ def _shape_arg(shape, op: str = "") -> tuple:
         ) from None
 
 
-_SIZE_ARG = {"reshape": "shape", "permute": "dims", "repeat": "repeats"}
+_SIZE_ARG = {"reshape": "shape", "permute": "dims", "repeat": "repeats", "tile": "dims"}
 
 
 def _is_size(s) -> bool:
