@@ -393,7 +393,12 @@ def _saved_keys(node) -> list:
     prim = node._prim
     if prim is None:
         return []
-    keys = list(node._attrs or ())
+    return list(node._attrs or ()) + _saved_value_keys(prim)
+
+
+def _saved_value_keys(prim) -> list:
+    """The ``_saved_*`` names of ``prim``'s saved inputs and outputs, in ``saves`` order."""
+    keys = []
     names = prim._input_names
     for i in prim._save_idx:
         if i < 0:
@@ -450,17 +455,9 @@ class SavedAttribute:
 
 def saved_attribute_names(prim, attr_names) -> set:
     """Every ``<key>`` of ``_saved_<key>`` that nodes of ``prim`` may answer: its attributes
-    (``attr_names``, the keyword-only arguments of its forward) and its saved inputs/outputs."""
-    keys = set(attr_names)
-    names = prim._input_names
-    for i in prim._save_idx:
-        if i < 0:
-            keys.add("result" if i == -1 else f"result{-1 - i}")
-        else:
-            keys.add(names[i])
-            if i < 2:
-                keys.add(("self", "other")[i])
-    return keys
+    (``attr_names``: its forward's parameter names, which every attribute is passed as) and its
+    saved inputs/outputs."""
+    return set(attr_names) | set(_saved_value_keys(prim))
 
 
 def _second_time_message(node) -> str:
