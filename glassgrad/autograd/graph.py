@@ -24,14 +24,27 @@ _sequence = itertools.count()
 _make_tensor = None  # Tensor._make, bound by tensor.py (the graph never imports the tensor module)
 
 
-class _Hooks:
+class _HooksMeta(type):
+    """Keeps ``_Hooks.any_on`` true exactly while a switch that recording must see is on: every
+    assignment to a switch recomputes it (the stack of saved-tensor hooks is reassigned, never
+    mutated, for that reason)."""
+
+    def __setattr__(cls, name, value):
+        super().__setattr__(name, value)
+        if name in ("saved_tensor_hooks", "record_source", "grad_consts"):
+            super().__setattr__("any_on", bool(cls.saved_tensor_hooks or cls.record_source
+                                               or cls.grad_consts))
+
+
+class _Hooks(metaclass=_HooksMeta):
     """Process-wide switches read on the hot path (one attribute test each when off)."""
 
-    saved_tensor_hooks: ClassVar[list] = []  # (pack, unpack) stack from saved_tensors_hooks
+    saved_tensor_hooks: ClassVar[tuple] = ()  # (pack, unpack) stack from saved_tensors_hooks
     record_source = False  # glass box: remember the user line that created each node
     # NOTE [Diagnostics] in diagnostics.py: nonzero only while something there is being watched
     grad_consts = 0  # live tensors marked as autograd.grad results taken without create_graph
     diagnose_backward = 0  # live retained graphs and nodes that read such constants
+    any_on = False  # any of the three above: NOTE [Fast path]'s one test
 
 
 class _Anomaly:
@@ -508,11 +521,11 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        _Hooks.saved_tensor_hooks.append((self.pack_hook, self.unpack_hook))
+        _Hooks.saved_tensor_hooks = (*_Hooks.saved_tensor_hooks, (self.pack_hook, self.unpack_hook))
         return self
 
     def __exit__(self, *exc):
-        _Hooks.saved_tensor_hooks.pop()
+        _Hooks.saved_tensor_hooks = _Hooks.saved_tensor_hooks[:-1]
 
 
 def increment_version(tensor) -> None:

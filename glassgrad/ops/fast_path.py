@@ -84,7 +84,7 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
         if not (x._requires_grad and _state.enabled and type(a) is _ndarray
                 and ((dt := a.dtype) is _F32 or dt is _F64)
                 and not (check_autocast and autocast.on)
-                and not (hooks.saved_tensor_hooks or hooks.record_source or hooks.grad_consts)):
+                and not hooks.any_on):
             return fallback(x) if unary_op else fallback(x, other)
         shape = a.shape
         try:
@@ -186,7 +186,7 @@ def _binary(prim, fallback):
         if not ((x._requires_grad or y._requires_grad) and _state.enabled
                 and type(a) is _ndarray and type(b) is _ndarray and a.dtype is b.dtype
                 and (a.dtype is _F32 or a.dtype is _F64)
-                and not (hooks.saved_tensor_hooks or hooks.record_source or hooks.grad_consts)):
+                and not hooks.any_on):
             return fallback(x, y)
         try:
             if as_scalar:
