@@ -319,7 +319,9 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
                             out = _call(node, grads, release)
             meta = node._in_meta
             ready = None
-            for k, (nxt, nr) in enumerate(node.next_functions):
+            k = -1  # (a counter, not enumerate(): no (k, edge) tuple per edge)
+            for nxt, nr in node.next_functions:
+                k += 1
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
                 if out is not None:

@@ -124,7 +124,9 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                         out = [None if t is None else t._array for t in out]
         meta = node._in_meta
         ready = None
-        for k, (nxt, nr) in enumerate(node.next_functions):
+        k = -1  # (a counter, not enumerate(): no (k, edge) tuple to build and unpack per edge)
+        for nxt, nr in node.next_functions:
+            k += 1
             if nxt is None or (needed is not None and nxt not in needed):
                 continue
             left = deps[nxt] - 1

@@ -71,7 +71,7 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
     scalar_op = prim.scalar_op
     unary_op = key is None
     # _in_meta of a 0-d input, made once (NOTE: fewer tuples kept per node, fewer GC passes)
-    meta0 = {dt: (((), dt), ((), dt)) if number_edge else (((), dt),) for dt in (_F32, _F64)}
+    m32, m64 = ((((), dt), ((), dt)) if number_edge else (((), dt),) for dt in (_F32, _F64))
     check_autocast = (check_autocast or unary_op) and _casts_under_autocast(fallback.__name__)
 
     def apply(x, other=None):
@@ -150,10 +150,10 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
         n = _new(node_cls)  # Node.__init__'s fields
         if number_edge:  # the number's (None, 0) edge, as PyTorch shows it
             n.next_functions = (edge, _NO_EDGE)
-            n._in_meta = ((shape, dt), ((), dt)) if shape else meta0[dt]
+            n._in_meta = ((shape, dt), ((), dt)) if shape else m32 if dt is _F32 else m64
         else:
             n.next_functions = (edge,)
-            n._in_meta = ((shape, dt),) if shape else meta0[dt]
+            n._in_meta = ((shape, dt),) if shape else m32 if dt is _F32 else m64
         n._saved = saved
         n._attrs = attrs
         n._seq = next(_sequence)
