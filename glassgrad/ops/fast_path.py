@@ -22,7 +22,14 @@ from numpy import asarray as _asarray
 from numpy import ndarray as _ndarray
 
 from ..autograd.grad_mode import _state
-from ..autograd.graph import InferenceVersion, SavedTensor, _Hooks, _sequence, grad_accumulator
+from ..autograd.graph import (
+    InferenceVersion,
+    SavedTensor,
+    _Hooks,
+    _sequence,
+    grad_accumulator,
+    own_code,
+)
 from ..backend import xp
 from . import primitive
 
@@ -161,6 +168,7 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
         r.grad_fn = n
         return r
 
+    apply = own_code(apply)  # NOTE [Own code] in autograd/graph.py
     apply.__name__, apply.__qualname__ = fallback.__name__, fallback.__qualname__
     apply.__doc__ = fallback.__doc__
     return apply
@@ -236,4 +244,4 @@ def _binary(prim, fallback):
         r.grad_fn = n
         return r
 
-    return apply
+    return own_code(apply)

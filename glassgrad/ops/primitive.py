@@ -39,6 +39,7 @@ from ..autograd.graph import (
     _Hooks,
     _user_frame,
     grad_accumulator,
+    own_code,
     saved_attribute_names,
 )
 from ..backend import xp
@@ -108,7 +109,9 @@ class Primitive:
         # _record1's case: 0 saves nothing, 1 the output, 2 the input, 3 anything else
         cls._save1 = {(): 0, (-1,): 1, (0,): 2}.get(cls._save_idx, 3) if not cls.multi_output else 3
         slots = ("_n_outputs",) if cls.multi_output else ()
-        ns = {"__slots__": slots, "_prim": cls, "_frees_attrs": cls.frees_attrs}
+        ns = {"__slots__": slots, "_prim": cls, "_frees_attrs": cls.frees_attrs,
+              # NOTE [Own code]: each node class specialises its own attribute access
+              "__init__": own_code(Node.__init__), "_run_backward": own_code(Node._run_backward)}
         # attributes are passed to forward by name, so its parameter names cover them all
         attr_names = [p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
         for key in saved_attribute_names(cls, attr_names):
