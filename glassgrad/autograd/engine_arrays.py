@@ -93,7 +93,7 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                                             s = s[()]
                                     else:
                                         s = s._unpack_array(node)
-                                    t = None
+                                    t = None  # (so the saved input is freed with _saved below)
                                 attrs = node._attrs  # (a call with **{} costs a dict and a tuple)
                                 out = bnp(grads[0], s, **attrs) if attrs else bnp(grads[0], s)
                             else:
