@@ -333,7 +333,7 @@ class Tensor:
         node = self.grad_fn
         if node._retain is None:
             node._retain = {}
-            node._hooked = True
+            node._mark_hooked()
         node._retain[self._output_nr] = weakref.ref(self)
 
     def register_hook(self, hook) -> RemovableHandle:

@@ -190,6 +190,38 @@ def test_array_backward_keeps_hooks_retain_grad_and_errors():
         r.backward()
 
 
+def test_simple_node_with_any_hook_leaves_the_one_read_path():
+    # NOTE [Simple nodes]: each way of hooking a node must turn its _np_fast off, or backward's
+    # one test would skip the hook; the numbers are torch's
+    assert glassgrad.tensor(1.0, requires_grad=True).exp().grad_fn._np_fast is not None
+    kinds = {
+        "tensor hook": lambda y, log: y.register_hook(lambda g: log.append("t") or g * 2),
+        "retain_grad": lambda y, log: y.retain_grad(),
+        "prehook": lambda y, log: y.grad_fn.register_prehook(
+            lambda go: log.append("pre") or (go[0] * 2,)),
+        "post hook": lambda y, log: y.grad_fn.register_hook(
+            lambda gi, go: log.append("post") or (gi[0] * 2,)),
+    }
+    for lib in (glassgrad, torch):
+        results = {}
+        for kind, hook in kinds.items():
+            x = lib.tensor(0.5, requires_grad=True)
+            y = x.exp()
+            log = []
+            hook(y, log)
+            (y.tanh() * 3.0).backward()
+            results[kind] = (float(x.grad), log, None if y.grad is None else float(y.grad))
+            if lib is glassgrad:
+                assert y.grad_fn._np_fast is None, kind
+        if lib is glassgrad:
+            ours = results
+    for kind, (grad, log, kept) in results.items():
+        assert ours[kind][1] == log and (ours[kind][2] is None) == (kept is None), kind
+        np.testing.assert_allclose(ours[kind][0], grad, rtol=1e-6, err_msg=kind)
+        if kept is not None:
+            np.testing.assert_allclose(ours[kind][2], kept, rtol=1e-6, err_msg=kind)
+
+
 _EDGE_VALUES = [0.3, -2.5, 0.0, -0.0, 1e-30, 1e30, 3.0e38, float("inf"), float("-inf"), float("nan")]
 _NUMBERS = [0.25, 0.1, -3.0, 0.0, -0.0, 1e-300, 3.5e38, float("inf"), float("nan"), 2, 3, -1, 0,
             0.5, 2.0, 2**70, 10**40]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 import sys
 import warnings
+from collections import deque
 from sys import getrefcount
 
 import numpy as np
@@ -213,7 +214,8 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     root_edges = [_edge(t) for t in roots]
     # NOTE [Hot path]: deps doubles as the set of nodes seen; roots start at 0 consumers
     deps: dict = {e[0]: 0 for e in root_edges}
-    stack = list(deps)
+    # (a deque: a list that empties and refills each step, as a chain's does, reallocates twice)
+    stack = deque(deps)
     pop = stack.pop
     push = stack.append
     while stack:

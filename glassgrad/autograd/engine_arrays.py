@@ -5,10 +5,17 @@ of them in a Tensor (and running Tensor-level ops that test grad mode, promote a
 pure overhead, about half of a scalar op's backward. Here gradients travel as NumPy arrays (0-d
 ones as NumPy scalars, whose arithmetic is 5x faster) and a node whose primitive declares
 ``backward_np`` (the same derivative rule on arrays, built from the array functions the Tensor
-rule's primitives run, so the numbers are the same) runs without a single Tensor. Everything user-visible stays Tensor: hooks, ``retain_grad``, captured
-``autograd.grad`` results and ``.grad`` see Tensors (wrapped at that point), and a node without
-``backward_np`` (custom Functions, module hooks, rare ops) runs its Tensor backward on wrapped
-gradients. Scheduling, freeing and errors are ``engine.run``'s, line for line.
+rule's primitives run, so the numbers are the same) runs without a single Tensor. Everything
+user-visible stays Tensor: hooks, ``retain_grad``, captured ``autograd.grad`` results and
+``.grad`` see Tensors (wrapped at that point), and a node without ``backward_np`` (custom
+Functions, module hooks, rare ops) runs its Tensor backward on wrapped gradients. Scheduling, freeing and errors are ``engine.run``'s, line for line.
+
+NOTE [Simple nodes]: a node's class is its op's, so in this loop, which sees every op, each read
+of a node attribute is CPython's unspecialised lookup (~35 ns; NOTE [Own code] in graph.py). The
+commonest node (an array rule taking the gradient, at most one saved value and the attributes;
+one output; no hook) is therefore told by one read, ``node._np_fast``: ``(backward_np,
+frees_attrs)`` on such a class, None on any other and on a node given a hook or retain_grad
+(``Node._mark_hooked``). Everything else goes through ``_general``.
 
 ``run_arrays`` is entered from ``engine.run`` after its set-up; it must keep the reference pattern
 ``_accumulate`` calibrates against (NOTE in engine._calibrate_exclusive): the gradient list popped
@@ -61,67 +68,44 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                 if node._post_hooks:
                     eng._accumulate_post_hooks(node, grads)
             else:
-                hk = node._hooked  # NOTE: one test when no hook was ever set on the node
-                hooked = hk and (node._tensor_hooks or node._retain or node._pre_hooks)
-                if hooked or (targets is not None and node in targets):
-                    tg = [None if a is None else wrap(a) for a in grads]
-                    if hooked:
-                        tg = eng._pre_hooks(node, tg, False)
-                    if targets is not None and node in targets:
-                        eng._capture(captured, targets[node], tg)
-                    grads = [None if t is None else t._array for t in tg]
-                if needed is None or eng._runs(node, targets, needed):
-                    bnp = node._np
-                    if bnp is not None and not (hk and node._post_hooks):
+                fast = node._np_fast  # NOTE [Simple nodes]: one read says "nothing else to do"
+                if fast is not None and (targets is None or node not in targets):
+                    bnp, frees_attrs = fast
+                    saved = node._saved
+                    if saved is None:  # released (Node._release sets both)
                         if node._freed:
                             raise RuntimeError(_second_time_message(node))
-                        saved = node._saved
-                        try:
-                            if not node._np_simple:
-                                out = _backward_np(node, bnp, grads, needed)
-                            elif saved:  # NOTE [Hot path]: one saved tensor, one output, inlined
-                                s = saved[0]
-                                if type(s) is SavedTensor:
-                                    # SavedTensor._unpack_array's commonest cases, inlined: an
-                                    # output (its array) or an input (its tensor), unchanged since
-                                    t = s._tensor
-                                    if s._unpack_hook is None and (
-                                            s._vc[0] == s._version if t is None
-                                            else t._vc[0] == s._version):
-                                        s = s._array if t is None else t._array
-                                        if type(s) is _ndarray and not s.shape:
-                                            s = s[()]
-                                    else:
-                                        s = s._unpack_array(node)
-                                    t = None  # (so the saved input is freed with _saved below)
-                                attrs = node._attrs  # (a call with **{} costs a dict and a tuple)
-                                out = bnp(grads[0], s, **attrs) if attrs else bnp(grads[0], s)
-                            else:
-                                attrs = node._attrs
-                                out = bnp(grads[0], **attrs) if attrs else bnp(grads[0])
-                        except Exception:
-                            # vmap's batched arrays may need the primitives' batching rules
-                            # (NOTE [Batched arrays]); a real error is raised there again
-                            if STRICT and not _batched(grads):
-                                raise  # the test suite: a broken array rule must not hide
-                            tg = [None if a is None else wrap(a) for a in grads]
-                            out = [None if t is None else t._array
-                                   for t in node._run_backward(tg)]
-                        if release is not None and (saved or node._frees_attrs):
-                            node._saved = None  # Node._release, inlined
-                            node._freed = release
-                    else:
-                        tg = [None if a is None else wrap(a) for a in grads]
-                        if node._post_hooks:
-                            out = eng._call(node, tg, release)
+                        saved = ()
+                    try:
+                        if saved:  # NOTE [Hot path]: one saved tensor, one output, inlined
+                            s = saved[0]
+                            if type(s) is SavedTensor:
+                                # SavedTensor._unpack_array's commonest cases, inlined: an
+                                # output (its array) or an input (its tensor), unchanged since
+                                t = s._tensor
+                                if s._unpack_hook is None and (
+                                        s._vc[0] == s._version if t is None
+                                        else t._vc[0] == s._version):
+                                    s = s._array if t is None else t._array
+                                    if type(s) is _ndarray and not s.shape:
+                                        s = s[()]
+                                else:
+                                    s = s._unpack_array(node)
+                                t = None  # (so the saved input is freed with _saved below)
+                            attrs = node._attrs  # (a call with **{} costs a dict and a tuple)
+                            out = bnp(grads[0], s, **attrs) if attrs else bnp(grads[0], s)
                         else:
-                            if node._freed:
-                                raise RuntimeError(_second_time_message(node))
-                            out = node._run_backward(tg)
-                            if release is not None and (node._saved or node._frees_attrs):
-                                node._saved = None
-                                node._freed = release
-                        out = [None if t is None else t._array for t in out]
+                            attrs = node._attrs
+                            out = bnp(grads[0], **attrs) if attrs else bnp(grads[0])
+                    except Exception:
+                        if STRICT and not _batched(grads):
+                            raise  # the test suite: a broken array rule must not hide
+                        out = _tensor_rule(node, grads, wrap)
+                    if release is not None and (saved or frees_attrs):
+                        node._saved = None  # Node._release, inlined
+                        node._freed = release
+                else:
+                    out = _general(eng, node, grads, targets, needed, captured, release, wrap)
         meta = node._in_meta
         ready = None
         k = -1  # (a counter, not enumerate(): no (k, edge) tuple to build and unpack per edge)
@@ -206,6 +190,55 @@ def _owned_refs() -> int:
 
 
 _OWNED = _owned_refs()
+
+
+def _tensor_rule(node, grads, wrap):
+    """The node's Tensor backward, run when its array rule raised: vmap's batched arrays may need
+    the primitives' batching rules (NOTE [Batched arrays]); a real error is raised there again."""
+    tg = [None if a is None else wrap(a) for a in grads]
+    return [None if t is None else t._array for t in node._run_backward(tg)]
+
+
+def _general(eng, node, grads, targets, needed, captured, release, wrap):
+    """One node that is not simple (NOTE [Simple nodes]): hooks, autograd.grad's targets, array
+    rules with other signatures, or only a Tensor rule. Returns its input gradients, or None
+    when it does not run."""
+    hk = node._hooked
+    hooked = hk and (node._tensor_hooks or node._retain or node._pre_hooks)
+    if hooked or (targets is not None and node in targets):
+        tg = [None if a is None else wrap(a) for a in grads]
+        if hooked:
+            tg = eng._pre_hooks(node, tg, False)
+        if targets is not None and node in targets:
+            eng._capture(captured, targets[node], tg)
+        grads = [None if t is None else t._array for t in tg]
+    if needed is not None and not eng._runs(node, targets, needed):
+        return None
+    bnp = node._np
+    if bnp is not None and not (hk and node._post_hooks):
+        if node._freed:
+            raise RuntimeError(_second_time_message(node))
+        try:
+            out = _backward_np(node, bnp, grads, needed)
+        except Exception:
+            if STRICT and not _batched(grads):
+                raise
+            out = _tensor_rule(node, grads, wrap)
+        if release is not None and (node._saved or node._frees_attrs):
+            node._saved = None  # Node._release, inlined
+            node._freed = release
+        return out
+    tg = [None if a is None else wrap(a) for a in grads]
+    if node._post_hooks:
+        out = eng._call(node, tg, release)
+    else:
+        if node._freed:
+            raise RuntimeError(_second_time_message(node))
+        out = node._run_backward(tg)
+        if release is not None and (node._saved or node._frees_attrs):
+            node._saved = None
+            node._freed = release
+    return [None if t is None else t._array for t in out]
 
 
 def _backward_np(node, bnp, grads, needed):

@@ -137,6 +137,9 @@ class Node:
     _np_needs = False  # _np takes needs_input_grad=
     _np_simple = False  # _np takes (grad, one saved value or none, **attrs): no needs, one output,
     # at most one saved tensor
+    # NOTE [Simple nodes] in engine_arrays.py: (_np, _frees_attrs) for a _np_simple class, None
+    # otherwise and on any node with a hook or retain_grad (set with _hooked)
+    _np_fast = None
 
     def __init__(self, next_functions, saved, attrs, in_meta):
         self.next_functions = next_functions
@@ -206,11 +209,16 @@ class Node:
             self._saved = None
             self._freed = by
 
+    def _mark_hooked(self) -> None:
+        # NOTE [Simple nodes] in engine_arrays.py: backward's one test must see the hook
+        self._hooked = True
+        self._np_fast = None
+
     def register_hook(self, fn) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` after this node runs; may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = {}
-            self._hooked = True
+            self._mark_hooked()
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
@@ -219,7 +227,7 @@ class Node:
         """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
-            self._hooked = True
+            self._mark_hooked()
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -227,7 +235,7 @@ class Node:
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
-            self._hooked = True
+            self._mark_hooked()
         store = self._tensor_hooks.setdefault(output_nr, {})
         handle = RemovableHandle(store)
         store[handle.id] = fn

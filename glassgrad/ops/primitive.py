@@ -124,6 +124,8 @@ class Primitive:
             ns["_np_needs"] = cls.wants_needs_input_grad
             ns["_np_simple"] = not (cls.wants_needs_input_grad or cls.multi_output
                                     or len(cls._save_idx) > 1)
+            if ns["_np_simple"]:
+                ns["_np_fast"] = (ns["_np"].__func__, cls.frees_attrs)
         cls.node_cls = type(cls.node_name or cls.__name__ + "Backward0", (Node,), ns)
         REGISTRY[cls.__name__] = cls
 
