@@ -27,7 +27,6 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from sys import getrefcount
 
-from numpy import dtype as _np_dtype
 from numpy import empty as _np_empty
 from numpy import float32 as _f32
 from numpy import float64 as _f64
@@ -35,9 +34,9 @@ from numpy import generic as _generic
 from numpy import ndarray as _ndarray
 
 from .. import dtypes
-from .graph import AccumulateGrad, SavedTensor, _second_time_message
+from .graph import ZERO_D_META, AccumulateGrad, SavedTensor, _second_time_message
 
-_F32D, _F64D = _np_dtype(_f32), _np_dtype(_f64)
+_M32, _M64 = ZERO_D_META
 
 
 def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, accumulate, release):
@@ -118,11 +117,12 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
             if out is not None:
                 g = out[k]
                 if g is not None:
-                    shape, np_dtype = meta[k] if meta else (None, None)
+                    m = meta[k] if meta else None
                     cls = type(g)  # NOTE: a batched array says its __class__ is ndarray
-                    # a NumPy scalar of the input's own dtype for a 0-d input: nothing to check
-                    if not ((cls is _f32 and np_dtype is _F32D or cls is _f64 and np_dtype is _F64D)
-                            and shape == ()):
+                    # a NumPy scalar of a 0-d input's own dtype (the shared entries for 0-d
+                    # inputs: ZERO_D_META): nothing to check
+                    if not (m is _M32 and cls is _f32 or m is _M64 and cls is _f64):
+                        shape, np_dtype = m if m is not None else (None, None)
                         if cls is not _ndarray and cls is not _f32 and cls is not _f64 \
                                 and reduce_batched is not None and not isinstance(g, _generic):
                             g = reduce_batched(wrap(g), shape)._array

@@ -16,12 +16,16 @@ import weakref
 from types import FunctionType
 from typing import ClassVar
 
+from numpy import dtype as _np_dtype
 from numpy import ndarray as _ndarray
 
 from .. import dtypes
 from .grad_mode import _state
 
 _sequence = itertools.count()
+# a node's _in_meta entry for a 0-d float32 / float64 input, one object each: the fast path
+# records these, and array backward knows a matching NumPy scalar gradient by identity
+ZERO_D_META = (((), _np_dtype("float32")), ((), _np_dtype("float64")))
 _make_tensor = None  # Tensor._make, bound by tensor.py (the graph never imports the tensor module)
 
 

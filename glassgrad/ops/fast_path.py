@@ -23,6 +23,7 @@ from numpy import ndarray as _ndarray
 
 from ..autograd.grad_mode import _state
 from ..autograd.graph import (
+    ZERO_D_META,
     InferenceVersion,
     SavedTensor,
     _Hooks,
@@ -78,7 +79,7 @@ def _fast(prim, fallback, key, check_autocast, binary=None):
     scalar_op = prim.scalar_op
     unary_op = key is None
     # _in_meta of a 0-d input, made once (NOTE: fewer tuples kept per node, fewer GC passes)
-    m32, m64 = ((((), dt), ((), dt)) if number_edge else (((), dt),) for dt in (_F32, _F64))
+    m32, m64 = ((e, e) if number_edge else (e,) for e in ZERO_D_META)
     check_autocast = (check_autocast or unary_op) and _casts_under_autocast(fallback.__name__)
 
     def apply(x, other=None):
@@ -186,7 +187,7 @@ def _binary(prim, fallback):
     node_cls = prim.node_cls
     hooks = _Hooks
     as_scalar = prim.zero_d_as_scalar
-    meta0 = {dt: (((), dt), ((), dt)) for dt in (_F32, _F64)}
+    meta0 = {e[1]: (e, e) for e in ZERO_D_META}
 
     def apply(x, y):
         a = x._array
