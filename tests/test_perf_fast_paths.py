@@ -97,6 +97,19 @@ def test_gemm_fast_paths_give_matmuls_values(rng):
     assert fused._gemm(np, h, h.T).dtype == np.float16
 
 
+@pytest.mark.parametrize("m, k, n", [(64, 256, 256), (16, 512, 512), (128, 784, 256),
+                                     (64, 128, 256)])
+def test_gemm_with_a_transposed_weight_keeps_values_and_c_order(m, k, n, rng):
+    # NOTE [GEMM shapes]: whichever way x @ W.T is computed, the numbers are matmul's up to
+    # rounding and the result is C-ordered, as torch's (stride() and view() depend on it)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((n, k)).astype(np.float32)
+    out = fused._gemm(np, x, w.T)
+    assert out.flags.c_contiguous and out.shape == (m, n) and out.dtype == np.float32
+    np.testing.assert_allclose(out, np.matmul(x.astype(np.float64), w.T.astype(np.float64)),
+                               rtol=1e-4, atol=1e-4)
+
+
 def test_array_rules_equal_the_tensor_rules(rng):
     """``backward_np`` and the Tensor ``backward`` of each fused op give the same arrays; the
     wrapped-Tensor fallback (for vmap's duck arrays) too."""
