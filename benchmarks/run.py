@@ -2,8 +2,9 @@
 
 Both libraries build each workload from identical NumPy weights and inputs; the losses of the first
 iterations are compared (a mismatch is reported in the table and fails the run), then the two are
-warmed up and timed alternately, so load on the machine hits both alike. The table shows the median
-time per iteration, the ratio glassgrad/torch (below 1: glassgrad is faster) and the issue's target.
+warmed up and timed alternately, sample by sample, so load on the machine hits both alike; a
+sample runs enough iterations to last ``--min-sample-ms`` (NOTE [Sample length]; 0 gives the
+workload's own minimum). The table shows the median time per iteration, the ratio glassgrad/torch (below 1: glassgrad is faster) and the issue's target.
 Peak memory is measured in a fresh subprocess per library and workload, as the resident set
 (Linux ``VmRSS``/``VmHWM``): "step" is the peak over the first three iterations above the resident
 set once the model and data are built (activations, saved tensors, gradients, optimizer state and
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import platform
 import statistics
@@ -42,6 +44,12 @@ TARGETS = {"chain": 0.5, "x3": 1.0, "mlp": 1.0, "cnn": 2.0, "lstm": 1.5, "wgan_g
            "maml": 1.0, "gan": 1.0}
 MEMORY_TARGETS = {"mlp": 0.5}
 WARMUP = 3  # iterations; their losses are the ones compared
+# NOTE [Sample length]: a library's first iteration after the other library's sample refills the
+# caches, branch predictors and allocator pools the other evicted (measured on the op chain:
+# +13-20% for glassgrad's first iteration after torch's, +3% for torch's after glassgrad's; a
+# 32 MB NumPy sum in between costs glassgrad +5-13%). A user's training loop does not alternate,
+# so each sample runs enough iterations to last this long and the refill is a small part of it.
+MIN_SAMPLE_MS = 20.0
 
 
 def blas_info() -> dict:
@@ -77,6 +85,17 @@ def load_average() -> tuple:
         return tuple(round(v, 2) for v in os.getloadavg())
     except OSError:
         return ()
+
+
+def iterations_per_sample(fns: dict, least: int, min_sample_ms: float) -> int:
+    """At least ``least``, and enough that the faster library's sample lasts ``min_sample_ms``
+    (NOTE [Sample length]); timed on one warm iteration of each."""
+    fastest = float("inf")
+    for fn in fns.values():
+        t0 = time.perf_counter()
+        fn()
+        fastest = min(fastest, time.perf_counter() - t0)
+    return max(least, math.ceil(min_sample_ms / 1e3 / max(fastest, 1e-9)))
 
 
 def time_samples(fns: dict, repeats: int, inner: int) -> dict:
@@ -164,6 +183,9 @@ def _fmt_mem(m) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=9, help="timed samples per library")
+    parser.add_argument("--min-sample-ms", type=float, default=MIN_SAMPLE_MS,
+                        help="iterations per sample: enough to last this long (0: the "
+                        "workload's own minimum, one for the chain)")
     parser.add_argument("--only", default="",
                         help="comma-separated workload keys (" + ",".join(WORKLOADS) + ")")
     parser.add_argument("--list", action="store_true", help="print the workload keys and exit")
@@ -204,12 +226,14 @@ def main(argv=None) -> int:
                                            "MKL_NUM_THREADS") if k in os.environ},
         "load_average_start": load_average(),
         "repeats": args.repeats,
+        "min_sample_ms": args.min_sample_ms,
     }
     m = header["machine"]
     print(f"{m['cpu']}, {m['cores']} cores; Python {m['python']}; NumPy {m['numpy']} with "
           f"{blas['name']} ({_n_threads(blas['threads'])}); torch {torch.__version__} "
           f"({_n_threads(torch.get_num_threads())}); load average {header['load_average_start']}")
     cols = (f"{'workload':44s} {'glassgrad':>10s} {'torch':>10s} {'ratio':>6s} {'target':>6s}"
+            f" {'iters':>5s}"
             f" {'step mem gg':>18s} {'step mem torch':>18s} {'ratio':>6s}  losses")
     print(cols)
     print("-" * len(cols))
@@ -220,7 +244,8 @@ def main(argv=None) -> int:
         losses = {name: [fn() for _ in range(WARMUP)] for name, fn in fns.items()}
         match = losses_match(losses["glassgrad"], losses["torch"], w.rtol)
         failed |= not match
-        samples = time_samples(fns, args.repeats, w.inner)
+        inner = iterations_per_sample(fns, w.inner, args.min_sample_ms)
+        samples = time_samples(fns, args.repeats, inner)
         med = {name: statistics.median(s) for name, s in samples.items()}
         ratio = med["glassgrad"] / med["torch"]
         mem = {}
@@ -234,21 +259,22 @@ def main(argv=None) -> int:
         title = w.title + (f" {med['glassgrad'] / w.ops * 1e6:.1f}/"
                            f"{med['torch'] / w.ops * 1e6:.1f} us/op" if w.ops else "")
         print(f"{title:44s} {_fmt_time(med['glassgrad']):>10s} {_fmt_time(med['torch']):>10s} "
-              f"{ratio:6.2f} {TARGETS.get(key, float('nan')):6.2f} "
+              f"{ratio:6.2f} {TARGETS.get(key, float('nan')):6.2f} {inner:5d} "
               f"{_fmt_mem(mem.get('glassgrad')):>18s} {_fmt_mem(mem.get('torch')):>18s} "
               f"{'-' if mem_ratio is None else f'{mem_ratio:.2f}':>6s}  "
               f"{'match' if match else 'MISMATCH'}", flush=True)
         results.append({
-            "key": key, "title": w.title, "inner": w.inner,
+            "key": key, "title": w.title, "inner": inner,
             "median_s": med, "samples_s": samples, "ratio": ratio, "target": TARGETS.get(key),
             "per_op_us": {n: v / w.ops * 1e6 for n, v in med.items()} if w.ops else None,
             "memory": mem, "memory_ratio": mem_ratio, "memory_target": MEMORY_TARGETS.get(key),
             "losses": losses, "losses_match": match,
         })
     header["load_average_end"] = load_average()
-    print(f"load average at the end {header['load_average_end']}; memory: peak RSS of the first 3 "
-          "iterations above the RSS once the workload is built (process peak in parentheses), "
-          "fresh process per library")
+    print(f"load average at the end {header['load_average_end']}; iters: iterations per timed "
+          f"sample (each sample lasts at least {args.min_sample_ms:g} ms for both libraries); "
+          "memory: peak RSS of the first 3 iterations above the RSS once the workload is built "
+          "(process peak in parentheses), fresh process per library")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"header": header, "results": results}, f, indent=2)
