@@ -109,8 +109,10 @@ def _gemm(xp, a, b):
     inner dim of 256 or more, e.g. (64, 784) @ (784, 256), is 7-50% faster computed as
     ``(W @ x.T).T`` and copied back to C order (the same products, summed in another order:
     rounding-level differences). Measured on OpenBLAS 0.3.31, one thread: (64, 256) @ (256, 256)
-    0.93x, (16, 512) @ (512, 512) 0.51x, (64, 300) @ (300, 512) 0.87x; a batch of half the
-    features gained 1-3% and lost 4% at (256, 784) @ (784, 512), so it keeps NumPy's call."""
+    0.93x, (16, 512) @ (512, 512) 0.51x, (64, 300) @ (300, 512) 0.87x. A batch of up to half
+    the features gains from an inner dim of 512 while the batch is at most 128 rows ((128, 784) @
+    (784, 256) 0.97x, (64, 784) @ (784, 128) 0.92x) and loses beyond ((256, 784) @ (784, 512)
+    1.05x, (192, 784) @ (784, 384) 0.99x), so larger ones keep NumPy's call."""
     if a.dtype.itemsize == 2 and a.dtype.kind in "fV":  # as MatMul: 16-bit GEMMs in float32
         return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(a.dtype)
     if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2:
@@ -122,8 +124,8 @@ def _gemm(xp, a, b):
             a = np.ascontiguousarray(a)
         if 0 in b.strides and b.size > 1:
             b = np.ascontiguousarray(b)
-        if (k >= 256 and 4 * m <= n and a.flags.c_contiguous and b.flags.f_contiguous
-                and a.dtype == b.dtype):
+        if ((k >= 256 and 4 * m <= n or k >= 512 and 2 * m <= n and m <= 128)
+                and a.flags.c_contiguous and b.flags.f_contiguous and a.dtype == b.dtype):
             out = np.empty((m, n), a.dtype)
             np.copyto(out, np.matmul(b.T, a.T).T)
             return out
