@@ -17,7 +17,9 @@ the RSS at all: the first iterations are the honest measure.)
     python benchmarks/run.py --threads 1 --json out.json
 
 torch runs with ``torch.set_num_threads`` equal to the BLAS threads NumPy uses (``--threads`` sets
-both, through threadpoolctl for NumPy's BLAS).
+both, through threadpoolctl for NumPy's BLAS). The header names OpenBLAS's kernels: ``make bench``
+picks its Zen ones on an AMD CPU with AVX-512 (NOTE [OpenBLAS kernels] in the Makefile);
+``OPENBLAS_CORETYPE=SkylakeX make bench`` keeps OpenBLAS's own choice there.
 """
 
 from __future__ import annotations
@@ -222,15 +224,17 @@ def main(argv=None) -> int:
         "torch": {"version": torch.__version__, "threads": torch.get_num_threads(),
                   "mkl": torch.backends.mkl.is_available(),
                   "mkldnn": torch.backends.mkldnn.is_available()},
-        "env": {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                           "MKL_NUM_THREADS") if k in os.environ},
+        "env": {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",
+                                           "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+                if k in os.environ},
         "load_average_start": load_average(),
         "repeats": args.repeats,
         "min_sample_ms": args.min_sample_ms,
     }
     m = header["machine"]
     print(f"{m['cpu']}, {m['cores']} cores; Python {m['python']}; NumPy {m['numpy']} with "
-          f"{blas['name']} ({_n_threads(blas['threads'])}); torch {torch.__version__} "
+          f"{blas['name']} ({blas.get('architecture') or '?'} kernels, "
+          f"{_n_threads(blas['threads'])}); torch {torch.__version__} "
           f"({_n_threads(torch.get_num_threads())}); load average {header['load_average_start']}")
     cols = (f"{'workload':44s} {'glassgrad':>10s} {'torch':>10s} {'ratio':>6s} {'target':>6s}"
             f" {'iters':>5s}"

@@ -99,15 +99,29 @@ def test_gemm_fast_paths_give_matmuls_values(rng):
 
 @pytest.mark.parametrize("m, k, n", [(64, 256, 256), (16, 512, 512), (128, 784, 256),
                                      (64, 128, 256)])
-def test_gemm_with_a_transposed_weight_keeps_values_and_c_order(m, k, n, rng):
-    # NOTE [GEMM shapes]: whichever way x @ W.T is computed, the numbers are matmul's up to
-    # rounding and the result is C-ordered, as torch's (stride() and view() depend on it)
+@pytest.mark.parametrize("avx512", [True, False])
+def test_gemm_with_a_transposed_weight_keeps_values_and_c_order(m, k, n, avx512, rng,
+                                                                 monkeypatch):
+    # NOTE [GEMM shapes]: whichever way x @ W.T is computed (the rewrite is on for OpenBLAS's
+    # AVX-512 kernels only), the numbers are matmul's up to rounding and the result is
+    # C-ordered, as torch's (stride() and view() depend on it)
+    monkeypatch.setattr(fused, "_AVX512_KERNELS", avx512)
     x = rng.standard_normal((m, k)).astype(np.float32)
     w = rng.standard_normal((n, k)).astype(np.float32)
     out = fused._gemm(np, x, w.T)
     assert out.flags.c_contiguous and out.shape == (m, n) and out.dtype == np.float32
     np.testing.assert_allclose(out, np.matmul(x.astype(np.float64), w.T.astype(np.float64)),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_openblas_kernel_family_follows_openblas_coretype(monkeypatch):
+    # NOTE [GEMM shapes]: a named core decides; unset, the CPU's AVX-512 does (OpenBLAS's rule)
+    from numpy._core._multiarray_umath import __cpu_features__
+
+    for core, expected in [("Zen", False), ("haswell", False), ("SkylakeX", True),
+                           ("COOPERLAKE", True), ("", bool(__cpu_features__.get("AVX512F")))]:
+        monkeypatch.setenv("OPENBLAS_CORETYPE", core)
+        assert fused._openblas_avx512_kernels() is expected, core
 
 
 def test_array_rules_equal_the_tensor_rules(rng):

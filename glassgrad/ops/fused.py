@@ -10,6 +10,8 @@ and ``functional.py``) and keep their composites for the rest, so results do not
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import primitive
@@ -98,6 +100,22 @@ class MatMulTN(Primitive):
                 _gemm(np, a, grad) if needs_input_grad[1] else None)
 
 
+def _openblas_avx512_kernels() -> bool:
+    """Whether NumPy's OpenBLAS runs its AVX-512 GEMM kernels: those ``OPENBLAS_CORETYPE`` names
+    (read by OpenBLAS when NumPy loads it), else the ones it picks on a CPU with AVX-512."""
+    core = os.environ.get("OPENBLAS_CORETYPE", "").strip().lower()
+    if core:
+        return core in ("skylakex", "cooperlake", "sapphirerapids")
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # NumPy 1.x
+        from numpy.core._multiarray_umath import __cpu_features__
+    return bool(__cpu_features__.get("AVX512F"))
+
+
+_AVX512_KERNELS = _openblas_avx512_kernels()  # NOTE [GEMM shapes]
+
+
 def _gemm(xp, a, b):
     """``a @ b`` for 2-D arrays, as ``MatMul``'s forward computes it (16-bit types in float32).
 
@@ -112,7 +130,10 @@ def _gemm(xp, a, b):
     0.93x, (16, 512) @ (512, 512) 0.51x, (64, 300) @ (300, 512) 0.87x. A batch of up to half
     the features gains from an inner dim of 512 while the batch is at most 128 rows ((128, 784) @
     (784, 256) 0.97x, (64, 784) @ (784, 128) 0.92x) and loses beyond ((256, 784) @ (784, 512)
-    1.05x, (192, 784) @ (784, 384) 0.99x), so larger ones keep NumPy's call."""
+    1.05x, (192, 784) @ (784, 384) 0.99x), so larger ones keep NumPy's call. That is OpenBLAS's
+    AVX-512 (SkylakeX) kernels, which it picks on any CPU with AVX-512; its AVX2 ones (Haswell,
+    Zen) run ``x @ W.T`` at full speed and lose 3-13% to the rewrite, so it is off for them
+    (``_AVX512_KERNELS``)."""
     if a.dtype.itemsize == 2 and a.dtype.kind in "fV":  # as MatMul: 16-bit GEMMs in float32
         return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(a.dtype)
     if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2:
@@ -124,7 +145,7 @@ def _gemm(xp, a, b):
             a = np.ascontiguousarray(a)
         if 0 in b.strides and b.size > 1:
             b = np.ascontiguousarray(b)
-        if ((k >= 256 and 4 * m <= n or k >= 512 and 2 * m <= n and m <= 128)
+        if (_AVX512_KERNELS and (k >= 256 and 4 * m <= n or k >= 512 and 2 * m <= n and m <= 128)
                 and a.flags.c_contiguous and b.flags.f_contiguous and a.dtype == b.dtype):
             out = np.empty((m, n), a.dtype)
             np.copyto(out, np.matmul(b.T, a.T).T)
