@@ -7,7 +7,6 @@ methods are attached by ``_tensor_methods.py``; this file keeps state, propertie
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import numpy as np
 
@@ -330,11 +329,7 @@ class Tensor:
         if self.grad_fn is None or self._retains_grad:
             return
         self._retains_grad = True
-        node = self.grad_fn
-        if node._retain is None:
-            node._retain = {}
-            node._mark_hooked()
-        node._retain[self._output_nr] = weakref.ref(self)
+        self.grad_fn._retain_grad_of(self, self._output_nr)
 
     def register_hook(self, hook) -> RemovableHandle:
         """``hook(grad)`` runs when this tensor's gradient is computed; it may return a new one."""

@@ -213,6 +213,13 @@ class Node:
             self._saved = None
             self._freed = by
 
+    def _retain_grad_of(self, tensor, output_nr: int) -> None:
+        """Set ``tensor.grad`` from this node's ``output_nr`` gradient in backward."""
+        if self._retain is None:
+            self._retain = {}
+            self._mark_hooked()
+        self._retain[output_nr] = weakref.ref(tensor)
+
     def _mark_hooked(self) -> None:
         # NOTE [Simple nodes] in engine_arrays.py: backward's one test must see the hook
         self._hooked = True
@@ -248,6 +255,18 @@ class Node:
     def __call__(self, *grads):
         out = self._run_backward(list(grads))
         return out[0] if len(out) == 1 else out
+
+
+def move_retain(tensor, new, new_nr: int = 0) -> None:
+    """``tensor`` (which retains grad) gets ``new`` as its grad_fn from an in-place write:
+    retain_grad follows it, as PyTorch moves its retains-grad hook (tensor hooks stay with the
+    old node: they see the gradient of the value they were registered on)."""
+    old = tensor.grad_fn
+    if old is not None and old._retain is not None:
+        ref = old._retain.get(tensor._output_nr)
+        if ref is not None and ref() is tensor:
+            del old._retain[tensor._output_nr]
+    new._retain_grad_of(tensor, new_nr)
 
 
 class AccumulateGrad(Node):

@@ -39,6 +39,7 @@ from ..autograd.graph import (
     _Hooks,
     _user_frame,
     grad_accumulator,
+    move_retain,
     own_code,
     saved_attribute_names,
 )
@@ -322,6 +323,8 @@ def _record1(cls, result, x, attrs):
     if _Hooks.record_source or _Hooks.grad_consts:
         _record_extras(node, result, (x,), attrs)
     result._requires_grad = True
+    if result._retains_grad:  # an in-place write to a tensor that retains grad
+        move_retain(result, node)
     result.grad_fn = node
     return node
 
@@ -413,6 +416,8 @@ def _record(cls, result, inputs, attrs, results=None):
     if _Hooks.record_source or _Hooks.grad_consts:
         _record_extras(node, result, inputs, attrs)
     result._requires_grad = True
+    if result._retains_grad:  # an in-place write to a tensor that retains grad
+        move_retain(result, node)
     result.grad_fn = node
     result._output_nr = 0
     return node

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _state
+from ..autograd.graph import move_retain
 from . import _util, primitive
 from ._util import is_tensor, mark_view, wrap_dim, wrap_dims
 from .primitive import Primitive, _record
@@ -157,6 +158,8 @@ def refresh_views(base, written) -> None:
             if view is None or view is written:
                 continue
             fresh = view._view_fn(base)
+            if view._retains_grad and fresh.grad_fn is not None:
+                move_retain(view, fresh.grad_fn, fresh._output_nr)
             view.grad_fn = fresh.grad_fn
             view._output_nr = fresh._output_nr
             view._requires_grad = fresh._requires_grad
@@ -182,6 +185,8 @@ def rebase_view(view, base) -> None:
         fresh = view._view_fn(base)
     finally:
         _state.enabled = prev
+    if view._retains_grad:
+        move_retain(view, fresh.grad_fn, fresh._output_nr)
     view.grad_fn = fresh.grad_fn
     view._output_nr = fresh._output_nr
 
