@@ -271,17 +271,18 @@ def test_hook_registered_during_backward_takes_the_node_off_the_one_read_path(mo
     np.testing.assert_allclose(_np(grads[0]), _np(grads[1]), rtol=1e-6)
 
 
-def test_dtype_changing_hook_in_a_0d_float32_chain_is_cast_back_on_both_paths():
-    # only a hook changing the dtype (torch refuses it: OLDER) brings a float64 scalar into a 0-d
-    # float32 chain; ZERO_D_META's shortcut must test the gradient's type, not only the entry
-    seen = {}
+def test_float64_seed_of_a_0d_float32_chain_gives_float32_gradients_on_both_paths():
+    # torch casts a seed to its root's dtype, so no float64 reaches the 0-d float32 chain (nor
+    # can a hook bring one: test_hooks_changing_the_dtype_are_refused); ZERO_D_META's shortcut
+    # still tests the gradient's type, for any rule that returns another one
+    def run(lib, cg):
+        seen = []
+        y = (x := _vec(lib, (), np.float32)).exp()
+        y.register_hook(lambda g: seen.append(str(g.dtype).split(".")[-1]))
+        (y * 2.0).tanh().backward(lib.tensor(1.5, dtype=lib.float64), create_graph=cg)
+        return seen, str(x.grad.dtype).split(".")[-1], tl(x.grad)
     for cg in (False, True):
-        z = (y := (x := _vec(glassgrad, (), np.float32)).exp()) * 2.0
-        z.register_hook(lambda g: g.double())
-        y.register_hook(lambda g, cg=cg: seen.setdefault(cg, [str(g.dtype)]) and None)
-        z.tanh().backward(create_graph=cg)
-        seen[cg].append(str(x.grad.dtype))
-    assert seen[False] == seen[True] == ["glassgrad.float32"] * 2
+        _close(run(glassgrad, cg), run(torch, cg), f"cg={cg}")
 
 
 # ------------------------------------------------------------ second backward, in-place writes
@@ -352,21 +353,6 @@ def old_autograd_grad_input_node_hooks(lib, log):
             + lib.autograd.grad((y * 3.0).sum(), (y,))]
 
 
-def old_hooks_changing_the_dtype(lib, log):
-    """torch refuses a tensor/pre/post hook that changes a gradient's dtype ('hook ... has
-    changed the type of value'); glassgrad checks only the size and casts"""
-    for k in range(3):
-        y = (x := _vec(lib, dtype=np.float32)).exp()
-        [lambda y=y: y.register_hook(lambda g: g.double()),
-         lambda y=y: y.grad_fn.register_prehook(lambda go: (go[0].double(),)),
-         lambda y=y: y.grad_fn.register_hook(lambda gi, go: (gi[0].double(),))][k]()
-        try:
-            (y * 2.0).sum().backward()
-            log.append(tl(x.grad))
-        except RuntimeError as e:
-            log.append(_err(e, "has changed the type of value"))
-
-
 OLDER = {k[4:]: f for k, f in list(globals().items()) if k.startswith("old_")}
 
 
@@ -411,3 +397,21 @@ def test_prehook_returning_no_gradient_runs_no_rule():
         return tl(x.grad), log
     for cg in (False, True):
         _close(run(glassgrad, cg), run(torch, cg), f"cg={cg}")
+
+
+def test_hooks_changing_the_dtype_are_refused():
+    # torch: "hook '<lambda>' has changed the type of value" for a tensor, pre or post hook
+    def run(lib):
+        log = []
+        for k in range(3):
+            y = (x := _vec(lib, dtype=np.float32)).exp()
+            [lambda y=y: y.register_hook(lambda g: g.double()),
+             lambda y=y: y.grad_fn.register_prehook(lambda go: (go[0].double(),)),
+             lambda y=y: y.grad_fn.register_hook(lambda gi, go: (gi[0].double(),))][k]()
+            try:
+                (y * 2.0).sum().backward()
+                log.append(tl(x.grad))
+            except RuntimeError as e:
+                log.append(_err(e, "has changed the type of value"))
+        return log
+    _close(run(glassgrad), run(torch), "dtype-changing hooks")

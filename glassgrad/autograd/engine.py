@@ -407,7 +407,7 @@ def _pre_hooks(node, grads, create_graph):
             for hook in list(node._pre_hooks.values()):
                 new = hook(tuple(grads))
                 if new is not None:
-                    grads = list(new)
+                    grads = _hook_values(hook, grads, new)
         return grads
     if node._tensor_hooks:
         for nr, hooks in node._tensor_hooks.items():
@@ -424,7 +424,7 @@ def _pre_hooks(node, grads, create_graph):
         for hook in list(node._pre_hooks.values()):
             new = hook(tuple(grads))
             if new is not None:
-                grads = list(new)
+                grads = _hook_values(hook, grads, new)
     return grads
 
 
@@ -439,13 +439,34 @@ def _apply_tensor_hooks(hooks, g):
     for hook in list(hooks.values()):
         new = hook(g)
         if new is not None:
-            if new._array.shape != g._array.shape:
-                raise RuntimeError(
-                    f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value "
-                    f"(from {list(g.shape)} to {list(new.shape)})"
-                )
-            g = new
+            g = _hook_value(hook, g, new)
     return g
+
+
+def _hook_values(hook, old, new) -> list:
+    """A pre- or post hook's replacement gradients, checked one by one (``_hook_value``)."""
+    new = list(new)
+    for k, (a, b) in enumerate(zip(old, new)):
+        if a is not None and b is not None:
+            new[k] = _hook_value(hook, a, b)
+    return new
+
+
+def _hook_value(hook, old, new):
+    """PyTorch's errors for a hook whose gradient changed its size or its dtype."""
+    name = getattr(hook, "__name__", hook)
+    if new._array.shape != old._array.shape:
+        raise RuntimeError(
+            f"hook '{name}' has changed the size of value (from {list(old.shape)} to "
+            f"{list(new.shape)})"
+        )
+    if new._array.dtype != old._array.dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {dtypes.type_name(old.dtype)} got "
+            f"{dtypes.type_name(new.dtype)})\nglassgrad: a gradient keeps its tensor's dtype; "
+            f"return it as {old.dtype} (e.g. g.to(grad.dtype)) from the hook."
+        )
+    return new
 
 
 def _call(node, grads, release):
@@ -468,7 +489,7 @@ def _call(node, grads, release):
         for hook in list(node._post_hooks.values()):
             new = hook(out, tuple(grads))
             if new is not None:
-                out = tuple(new)
+                out = tuple(_hook_values(hook, out, new))
     if release is not None:
         node._release(release)
     return out
