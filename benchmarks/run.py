@@ -4,13 +4,11 @@ Both libraries build each workload from identical NumPy weights and inputs; the 
 iterations are compared (a mismatch is reported in the table and fails the run), then the two are
 warmed up and timed alternately, sample by sample, so load on the machine hits both alike; a
 sample runs enough iterations to last ``--min-sample-ms`` (NOTE [Sample length]; 0 gives the
-workload's own minimum). The table shows the median time per iteration, the ratio glassgrad/torch (below 1: glassgrad is faster) and the issue's target.
-Peak memory is measured in a fresh subprocess per library and workload, as the resident set
-(Linux ``VmRSS``/``VmHWM``): "step" is the peak over the first three iterations above the resident
-set once the model and data are built (activations, saved tensors, gradients, optimizer state and
-whatever the library allocates lazily); "process" is the whole process's peak, library included.
-(After a warm-up the allocator keeps freed pages, so a later iteration's peak is not visible in
-the RSS at all: the first iterations are the honest measure.)
+workload's own minimum). The table shows the median time per iteration, the ratio of the
+medians glassgrad/torch (below 1: glassgrad is faster; the issue's targets are on it), the ratio
+of the means (which counts glassgrad's garbage-collection pauses: a median leaves them out) and
+peak memory (``benchmarks/memory.py``: the whole process's peak RSS, which the target is on,
+and the step's share of it).
 
     python benchmarks/run.py                       # everything (a few minutes on 2 cores)
     python benchmarks/run.py --only chain,mlp      # workload keys: see --list
@@ -31,7 +29,6 @@ import math
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 
@@ -40,12 +37,13 @@ sys.path.insert(0, ROOT)
 
 import numpy as np
 
+from benchmarks import memory
 from benchmarks.workloads import WORKLOADS
 
 TARGETS = {"chain": 0.5, "x3": 1.0, "mlp": 1.0, "cnn": 2.0, "lstm": 1.5, "wgan_gp": 1.0,
            "maml": 1.0, "gan": 1.0}
 MEMORY_TARGETS = {"mlp": 0.5}
-WARMUP = 3  # iterations; their losses are the ones compared
+WARMUP = memory.WARMUP  # iterations; their losses are the ones compared
 # NOTE [Sample length]: a library's first iteration after the other library's sample refills the
 # caches, branch predictors and allocator pools the other evicted (measured on the op chain:
 # +13-20% for glassgrad's first iteration after torch's, +3% for torch's after glassgrad's; a
@@ -91,12 +89,16 @@ def load_average() -> tuple:
 
 def iterations_per_sample(fns: dict, least: int, min_sample_ms: float) -> int:
     """At least ``least``, and enough that the faster library's sample lasts ``min_sample_ms``
-    (NOTE [Sample length]); timed on one warm iteration of each."""
+    (NOTE [Sample length]): each library's iteration timed as the median of five back to back
+    (the first after the other library's runs is the slow one this rule is about)."""
     fastest = float("inf")
     for fn in fns.values():
-        t0 = time.perf_counter()
-        fn()
-        fastest = min(fastest, time.perf_counter() - t0)
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        fastest = min(fastest, statistics.median(times))
     return max(least, math.ceil(min_sample_ms / 1e3 / max(fastest, 1e-9)))
 
 
@@ -116,54 +118,16 @@ def losses_match(a: list, b: list, rtol: float) -> bool:
     return bool(np.allclose(a, b, rtol=rtol, atol=rtol * 1e-1))
 
 
-# --- peak memory, one fresh process per library and workload ------------------------------------
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise KeyError(field)
-
-
 def _n_threads(n: int) -> str:
     """``"1 thread"``, ``"2 threads"``."""
     return f"{n} thread" + ("" if n == 1 else "s")
 
 
-def memory_child(key: str, lib_name: str, threads: int | None) -> None:
-    """Run in the subprocess: print the workload's peak RSS as JSON on the last line."""
-    lib = __import__(lib_name)
-    if threads is not None:
-        _set_threads(lib_name, lib, threads)
-    elif lib_name == "torch":
-        lib.set_num_threads(blas_info()["threads"])
-    step = WORKLOADS[key].make(lib)
-    gc.collect()
-    base = _status_kib("VmRSS")
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # reset VmHWM (the peak) to the current RSS
-    for _ in range(WARMUP):
-        step()
-    peak = _status_kib("VmHWM")
-    print(json.dumps({"peak_kib": peak, "base_kib": base, "delta_kib": peak - base}))
-
-
-def measure_memory(key: str, lib_name: str, threads: int | None) -> dict | None:
-    cmd = [sys.executable, os.path.abspath(__file__), "--memory-child", key, lib_name]
-    if threads is not None:
-        cmd += ["--threads", str(threads)]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=600)
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (subprocess.SubprocessError, ValueError, IndexError, OSError) as exc:
-        print(f"  (memory of {key} on {lib_name} not measured: {exc})", file=sys.stderr)
-        return None
-
-
-def _set_threads(lib_name: str, lib, threads: int) -> None:
+def _set_threads(lib_name: str, lib, threads: int | None) -> None:
+    """``threads`` BLAS threads (None: NumPy's BLAS default, and torch as many)."""
     if lib_name == "torch":
-        lib.set_num_threads(threads)
-    else:
+        lib.set_num_threads(threads if threads is not None else blas_info()["threads"])
+    elif threads is not None:
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(threads, user_api="blas")
@@ -174,12 +138,6 @@ def _fmt_time(seconds: float) -> str:
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} us"
     return f"{seconds * 1e3:.2f} ms"
-
-
-def _fmt_mem(m) -> str:
-    if not m:
-        return "-"
-    return f"{m['delta_kib'] / 1024:.1f} ({m['peak_kib'] / 1024:.0f}) MiB"
 
 
 def main(argv=None) -> int:
@@ -198,7 +156,7 @@ def main(argv=None) -> int:
     parser.add_argument("--memory-child", nargs=2, metavar=("KEY", "LIB"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
-        memory_child(*args.memory_child, args.threads)
+        memory.memory_child(*args.memory_child, args.threads, _set_threads, WORKLOADS)
         return 0
     if args.list:
         for key, w in WORKLOADS.items():
@@ -236,9 +194,13 @@ def main(argv=None) -> int:
           f"{blas['name']} ({blas.get('architecture') or '?'} kernels, "
           f"{_n_threads(blas['threads'])}); torch {torch.__version__} "
           f"({_n_threads(torch.get_num_threads())}); load average {header['load_average_start']}")
-    cols = (f"{'workload':44s} {'glassgrad':>10s} {'torch':>10s} {'ratio':>6s} {'target':>6s}"
-            f" {'iters':>5s}"
-            f" {'step mem gg':>18s} {'step mem torch':>18s} {'ratio':>6s}  losses")
+    load = header["load_average_start"]
+    if load and load[0] > max(1, (m["cores"] or 1) - 1):
+        print(f"WARNING: load average {load[0]} on {m['cores']} cores: other jobs are running; "
+              "timings (two BLAS threads especially) are unreliable now", file=sys.stderr)
+    cols = (f"{'workload':44s} {'glassgrad':>10s} {'torch':>10s} {'ratio':>6s} {'mean':>5s}"
+            f" {'target':>6s} {'iters':>5s} {'memory gg':>16s} {'memory torch':>16s}"
+            f" {'ratio':>5s}  losses")
     print(cols)
     print("-" * len(cols))
     results, failed = [], False
@@ -251,34 +213,41 @@ def main(argv=None) -> int:
         inner = iterations_per_sample(fns, w.inner, args.min_sample_ms)
         samples = time_samples(fns, args.repeats, inner)
         med = {name: statistics.median(s) for name, s in samples.items()}
+        mean = {name: statistics.fmean(s) for name, s in samples.items()}
         ratio = med["glassgrad"] / med["torch"]
         mem = {}
         if not args.no_memory:
             del fns
             gc.collect()
-            mem = {name: measure_memory(key, name, args.threads) for name in libs}
-        delta = {name: (m or {}).get("delta_kib") for name, m in mem.items()}
-        mem_ratio = (delta["glassgrad"] / delta["torch"]
-                     if mem and None not in delta.values() and delta["torch"] else None)
+            mem = {name: memory.measure_memory(__file__, key, name, args.threads)
+                   for name in libs}
+        peak = {name: (m or {}).get("peak_kib") for name, m in mem.items()}
+        mem_ratio = (peak["glassgrad"] / peak["torch"]
+                     if mem and None not in peak.values() and peak["torch"] else None)
         title = w.title + (f" {med['glassgrad'] / w.ops * 1e6:.1f}/"
                            f"{med['torch'] / w.ops * 1e6:.1f} us/op" if w.ops else "")
         print(f"{title:44s} {_fmt_time(med['glassgrad']):>10s} {_fmt_time(med['torch']):>10s} "
-              f"{ratio:6.2f} {TARGETS.get(key, float('nan')):6.2f} {inner:5d} "
-              f"{_fmt_mem(mem.get('glassgrad')):>18s} {_fmt_mem(mem.get('torch')):>18s} "
-              f"{'-' if mem_ratio is None else f'{mem_ratio:.2f}':>6s}  "
+              f"{ratio:6.2f} {mean['glassgrad'] / mean['torch']:5.2f} "
+              f"{TARGETS.get(key, float('nan')):6.2f} {inner:5d} "
+              f"{memory.fmt(mem.get('glassgrad')):>16s} {memory.fmt(mem.get('torch')):>16s} "
+              f"{'-' if mem_ratio is None else f'{mem_ratio:.2f}':>5s}  "
               f"{'match' if match else 'MISMATCH'}", flush=True)
         results.append({
             "key": key, "title": w.title, "inner": inner,
-            "median_s": med, "samples_s": samples, "ratio": ratio, "target": TARGETS.get(key),
+            "median_s": med, "mean_s": mean, "samples_s": samples, "ratio": ratio,
+            "mean_ratio": mean["glassgrad"] / mean["torch"], "target": TARGETS.get(key),
+            "shortest_median_sample_s": min(med.values()) * inner,
             "per_op_us": {n: v / w.ops * 1e6 for n, v in med.items()} if w.ops else None,
             "memory": mem, "memory_ratio": mem_ratio, "memory_target": MEMORY_TARGETS.get(key),
             "losses": losses, "losses_match": match,
         })
     header["load_average_end"] = load_average()
-    print(f"load average at the end {header['load_average_end']}; iters: iterations per timed "
-          f"sample (each sample lasts at least {args.min_sample_ms:g} ms for both libraries); "
-          "memory: peak RSS of the first 3 iterations above the RSS once the workload is built "
-          "(process peak in parentheses), fresh process per library")
+    print(f"load average at the end {header['load_average_end']}. ratio: of the medians (the "
+          "target's); mean: of the means, garbage-collection pauses included; iters: iterations "
+          f"per timed sample (~{args.min_sample_ms:g} ms for the faster library); memory: step / "
+          "process peak RSS over the first 3 iterations, fresh process per library (step: above "
+          "the RSS once built, after both warmed up a tiny model; ratio and target: the process "
+          "peak); benchmarks/memory.py says how")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"header": header, "results": results}, f, indent=2)

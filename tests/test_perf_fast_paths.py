@@ -105,7 +105,7 @@ def test_gemm_with_a_transposed_weight_keeps_values_and_c_order(m, k, n, avx512,
     # NOTE [GEMM shapes]: whichever way x @ W.T is computed (the rewrite is on for OpenBLAS's
     # AVX-512 kernels only), the numbers are matmul's up to rounding and the result is
     # C-ordered, as torch's (stride() and view() depend on it)
-    monkeypatch.setattr(fused, "_AVX512_KERNELS", avx512)
+    monkeypatch.setattr(fused, "_AVX512_KERNELS", [avx512])
     x = rng.standard_normal((m, k)).astype(np.float32)
     w = rng.standard_normal((n, k)).astype(np.float32)
     out = fused._gemm(np, x, w.T)
@@ -115,13 +115,19 @@ def test_gemm_with_a_transposed_weight_keeps_values_and_c_order(m, k, n, avx512,
 
 
 def test_openblas_kernel_family_follows_openblas_coretype(monkeypatch):
-    # NOTE [GEMM shapes]: a named core decides; unset, the CPU's AVX-512 does (OpenBLAS's rule)
+    # NOTE [GEMM shapes]: the loaded library decides (threadpoolctl); without threadpoolctl a
+    # named core does, and unset, the CPU's AVX-512 (OpenBLAS's rule)
     from numpy._core._multiarray_umath import __cpu_features__
+    from threadpoolctl import threadpool_info
 
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    assert fused._openblas_avx512_kernels() is bool(
+        blas and blas[0].get("internal_api") == "openblas"
+        and blas[0].get("architecture", "").lower() in ("skylakex", "cooperlake", "sapphirerapids"))
     for core, expected in [("Zen", False), ("haswell", False), ("SkylakeX", True),
                            ("COOPERLAKE", True), ("", bool(__cpu_features__.get("AVX512F")))]:
         monkeypatch.setenv("OPENBLAS_CORETYPE", core)
-        assert fused._openblas_avx512_kernels() is expected, core
+        assert fused._avx512_by_environment() is expected, core
 
 
 def test_array_rules_equal_the_tensor_rules(rng):

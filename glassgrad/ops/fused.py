@@ -100,12 +100,28 @@ class MatMulTN(Primitive):
                 _gemm(np, a, grad) if needs_input_grad[1] else None)
 
 
+_AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+
+
 def _openblas_avx512_kernels() -> bool:
-    """Whether NumPy's OpenBLAS runs its AVX-512 GEMM kernels: those ``OPENBLAS_CORETYPE`` names
-    (read by OpenBLAS when NumPy loads it), else the ones it picks on a CPU with AVX-512."""
+    """Whether NumPy's BLAS is OpenBLAS running its AVX-512 GEMM kernels: as threadpoolctl
+    reports the loaded library, else (without threadpoolctl) the core ``OPENBLAS_CORETYPE``
+    names or, unset, whether the CPU has AVX-512 (OpenBLAS's own rule)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return _avx512_by_environment()
+    for info in threadpool_info():
+        if info.get("user_api") == "blas":
+            return (info.get("internal_api") == "openblas"
+                    and str(info.get("architecture", "")).lower() in _AVX512_CORES)
+    return False
+
+
+def _avx512_by_environment() -> bool:
     core = os.environ.get("OPENBLAS_CORETYPE", "").strip().lower()
     if core:
-        return core in ("skylakex", "cooperlake", "sapphirerapids")
+        return core in _AVX512_CORES
     try:
         from numpy._core._multiarray_umath import __cpu_features__
     except ImportError:  # NumPy 1.x
@@ -113,7 +129,13 @@ def _openblas_avx512_kernels() -> bool:
     return bool(__cpu_features__.get("AVX512F"))
 
 
-_AVX512_KERNELS = _openblas_avx512_kernels()  # NOTE [GEMM shapes]
+_AVX512_KERNELS: list = []  # NOTE [GEMM shapes]: found at the first GEMM of a shape it concerns
+
+
+def _avx512_kernels() -> bool:
+    if not _AVX512_KERNELS:
+        _AVX512_KERNELS.append(_openblas_avx512_kernels())
+    return _AVX512_KERNELS[0]
 
 
 def _gemm(xp, a, b):
@@ -133,7 +155,7 @@ def _gemm(xp, a, b):
     1.05x, (192, 784) @ (784, 384) 0.99x), so larger ones keep NumPy's call. That is OpenBLAS's
     AVX-512 (SkylakeX) kernels, which it picks on any CPU with AVX-512; its AVX2 ones (Haswell,
     Zen) run ``x @ W.T`` at full speed and lose 3-13% to the rewrite, so it is off for them
-    (``_AVX512_KERNELS``)."""
+    (``_avx512_kernels``)."""
     if a.dtype.itemsize == 2 and a.dtype.kind in "fV":  # as MatMul: 16-bit GEMMs in float32
         return xp.matmul(a.astype(xp.float32), b.astype(xp.float32)).astype(a.dtype)
     if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2:
@@ -145,8 +167,9 @@ def _gemm(xp, a, b):
             a = np.ascontiguousarray(a)
         if 0 in b.strides and b.size > 1:
             b = np.ascontiguousarray(b)
-        if (_AVX512_KERNELS and (k >= 256 and 4 * m <= n or k >= 512 and 2 * m <= n and m <= 128)
-                and a.flags.c_contiguous and b.flags.f_contiguous and a.dtype == b.dtype):
+        if ((k >= 256 and 4 * m <= n or k >= 512 and 2 * m <= n and m <= 128)
+                and a.flags.c_contiguous and b.flags.f_contiguous and a.dtype == b.dtype
+                and _avx512_kernels()):
             out = np.empty((m, n), a.dtype)
             np.copyto(out, np.matmul(b.T, a.T).T)
             return out
