@@ -23,7 +23,8 @@ test: $(VENV)/.test-installed
 # AVX-512 (SkylakeX) kernels, measured 6-15% slower on every GEMM shape tried here than its Zen
 # (AVX2) ones, which it reports as Haswell: (128, 784) @ (784, 256) 0.58 -> 0.49 ms, 1024^3
 # 21.2 -> 20.0 ms, one thread.
-# OPENBLAS_CORETYPE is read when NumPy loads OpenBLAS; one set by the caller wins.
+# OPENBLAS_CORETYPE is read when NumPy loads OpenBLAS (it tunes NumPy's BLAS only: torch links
+# MKL and oneDNN); one set by the caller wins.
 BLAS_CORE := $(shell grep -qs AuthenticAMD /proc/cpuinfo && grep -qs avx512f /proc/cpuinfo && echo Zen)
 BLAS_ENV := $(if $(OPENBLAS_CORETYPE),,$(if $(BLAS_CORE),OPENBLAS_CORETYPE=$(BLAS_CORE)))
 

@@ -46,8 +46,8 @@ MEMORY_TARGETS = {"mlp": 0.5}
 WARMUP = memory.WARMUP  # iterations; their losses are the ones compared
 # NOTE [Sample length]: a library's first iteration after the other library's sample refills the
 # caches, branch predictors and allocator pools the other evicted (measured on the op chain:
-# +13-20% for glassgrad's first iteration after torch's, +3% for torch's after glassgrad's; a
-# 32 MB NumPy sum in between costs glassgrad +5-13%). A user's training loop does not alternate,
+# +13-20% for glassgrad's first iteration after torch's, +3-7% for torch's after glassgrad's; on
+# x**3 and the MLP both pay 30-60%; a 32 MB NumPy sum in between costs glassgrad +5-13%). A user's training loop does not alternate,
 # so each sample runs enough iterations to last this long and the refill is a small part of it.
 MIN_SAMPLE_MS = 20.0
 

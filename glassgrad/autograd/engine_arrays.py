@@ -8,7 +8,8 @@ ones as NumPy scalars, whose arithmetic is 5x faster) and a node whose primitive
 rule's primitives run, so the numbers are the same) runs without a single Tensor. Everything
 user-visible stays Tensor: hooks, ``retain_grad``, captured ``autograd.grad`` results and
 ``.grad`` see Tensors (wrapped at that point), and a node without ``backward_np`` (custom
-Functions, module hooks, rare ops) runs its Tensor backward on wrapped gradients. Scheduling, freeing and errors are ``engine.run``'s, line for line.
+Functions, module hooks, rare ops) runs its Tensor backward on wrapped gradients. Scheduling,
+freeing and errors are ``engine.run``'s, line for line.
 
 NOTE [Simple nodes]: a node's class is its op's, so in this loop, which sees every op, each read
 of a node attribute is CPython's unspecialised lookup (~35 ns; NOTE [Own code] in graph.py). The
