@@ -214,19 +214,26 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     root_edges = [_edge(t) for t in roots]
     # NOTE [Hot path]: deps doubles as the set of nodes seen; roots start at 0 consumers
     deps: dict = {e[0]: 0 for e in root_edges}
-    # (a deque: a list that empties and refills each step, as a chain's does, reallocates twice)
+    # the first new node found goes on at once, the others wait on the stack: a chain's walk
+    # never touches it (a deque: a list emptied and refilled reallocates each time)
     stack = deque(deps)
     pop = stack.pop
     push = stack.append
-    while stack:
-        for nxt, _ in pop().next_functions:
+    node = pop() if stack else None
+    while node is not None:
+        walk = None
+        for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
             if nxt in deps:
                 deps[nxt] += 1
             else:
                 deps[nxt] = 1
-                push(nxt)
+                if walk is None:
+                    walk = nxt
+                else:
+                    push(nxt)
+        node = walk if walk is not None else pop() if stack else None
     # every node reached; its keys stay while deps' counts change (NOTE: graph_hooks reads it
     # as this frame's local "seen", to tell which nodes this backward runs)
     seen = deps
