@@ -304,7 +304,7 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
                 if type(node) is AccumulateGrad:  # (no edges: the loop below does nothing)
                     g = None  # NOTE: no stale reference to a gradient _accumulate may take over
                     if node.variable._hooks or node._pre_hooks:
-                        grads = _pre_hooks(node, grads, create_graph)
+                        grads = _pre_hooks(node, grads, create_graph, accumulate)
                     if targets is not None and node in targets:
                         _capture(captured, targets[node], grads)
                     if accumulate and grads[0] is not None and (targets is None or node in targets):
@@ -312,11 +312,18 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
                     if node._post_hooks:
                         _accumulate_post_hooks(node, grads)
                 else:
-                    if node._tensor_hooks or node._retain or node._pre_hooks:
-                        grads = _pre_hooks(node, grads, create_graph)
-                    if targets is not None and node in targets:
+                    # NOTE [Captures]: an input of autograd.grad whose node runs on (an input
+                    # lies beyond it) is captured before its hooks, one whose node stops there
+                    # after its tensor hooks, without the node's pre-hooks (PyTorch's order)
+                    runs = needed is None or _runs(node, targets, needed)
+                    target = targets is not None and node in targets
+                    if target and runs:
                         _capture(captured, targets[node], grads)
-                    if needed is None or _runs(node, targets, needed):
+                    if node._tensor_hooks or node._retain or node._pre_hooks:
+                        grads = _pre_hooks(node, grads, create_graph, runs)
+                    if target and not runs:
+                        _capture(captured, targets[node], grads)
+                    if runs:
                         if plain and not node._post_hooks:
                             if node._freed:
                                 raise RuntimeError(_second_time_message(node))
@@ -405,12 +412,14 @@ def _nodes_leading_to(seen, targets) -> set:
     return needed
 
 
-def _pre_hooks(node, grads, create_graph):
+def _pre_hooks(node, grads, create_graph, runs=True):
+    """The hooks on ``node``'s incoming gradients: its tensors' hooks and retain_grad, then (if
+    the node ``runs``; PyTorch calls them only then) its own pre-hooks."""
     if type(node) is AccumulateGrad:  # the leaf's tensor hooks, then the node's own pre-hooks
         hooks = node.variable._hooks
         if hooks:
             grads[0] = _apply_tensor_hooks(hooks, grads[0])
-        if node._pre_hooks:
+        if runs and node._pre_hooks:
             for hook in list(node._pre_hooks.values()):
                 new = hook(tuple(grads))
                 if new is not None:
@@ -427,7 +436,7 @@ def _pre_hooks(node, grads, create_graph):
             if t is not None and g is not None:
                 g = g if create_graph else g.detach()
                 t._grad = _Tensor._make(g._array.copy()) if t._grad is None else t._grad + g
-    if node._pre_hooks:
+    if runs and node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             new = hook(tuple(grads))
             if new is not None:

@@ -60,7 +60,7 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                 # NOTE: the list keeps the only reference (see the module docstring)
                 grads[0] = None if grads[0] is None else wrap(grads[0])
                 if node.variable._hooks or node._pre_hooks:
-                    grads = eng._pre_hooks(node, grads, False)
+                    grads = eng._pre_hooks(node, grads, False, accumulate)
                 if targets is not None and node in targets:
                     eng._capture(captured, targets[node], grads)
                 if accumulate and grads[0] is not None and (targets is None or node in targets):
@@ -206,14 +206,18 @@ def _general(eng, node, grads, targets, needed, captured, release, wrap):
     when it does not run."""
     hk = node._hooked
     hooked = hk and (node._tensor_hooks or node._retain or node._pre_hooks)
-    if hooked or (targets is not None and node in targets):
+    target = targets is not None and node in targets
+    runs = needed is None or eng._runs(node, targets, needed)
+    if hooked or target:
         tg = [None if a is None else wrap(a) for a in grads]
+        if target and runs:  # NOTE [Captures] in engine.py
+            eng._capture(captured, targets[node], tg)
         if hooked:
-            tg = eng._pre_hooks(node, tg, False)
-        if targets is not None and node in targets:
+            tg = eng._pre_hooks(node, tg, False, runs)
+        if target and not runs:
             eng._capture(captured, targets[node], tg)
         grads = [None if t is None else t._array for t in tg]
-    if needed is not None and not eng._runs(node, targets, needed):
+    if not runs:
         return None
     bnp = node._np
     if bnp is not None and not (hk and node._post_hooks):
