@@ -97,10 +97,8 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                         else:
                             attrs = node._attrs
                             out = bnp(grads[0], **attrs) if attrs else bnp(grads[0])
-                    except Exception:
-                        if STRICT and not _batched(grads):
-                            raise  # the test suite: a broken array rule must not hide
-                        out = _tensor_rule(node, grads, wrap)
+                    except Exception as exc:  # noqa: BLE001 - see _tensor_rule
+                        out = _tensor_rule(node, grads, wrap, exc)
                     if release is not None and (saved or frees_attrs):
                         node._saved = None  # Node._release, inlined
                         node._freed = release
@@ -193,9 +191,12 @@ def _owned_refs() -> int:
 _OWNED = _owned_refs()
 
 
-def _tensor_rule(node, grads, wrap):
-    """The node's Tensor backward, run when its array rule raised: vmap's batched arrays may need
-    the primitives' batching rules (NOTE [Batched arrays]); a real error is raised there again."""
+def _tensor_rule(node, grads, wrap, exc):
+    """The node's Tensor backward, run when its array rule raised ``exc``: vmap's batched arrays
+    may need the primitives' batching rules (NOTE [Batched arrays]); a real error is raised there
+    again. In the test suite (``STRICT``) an array rule failing on plain arrays raises ``exc``."""
+    if STRICT and not _batched(grads):
+        raise exc  # a broken array rule must not hide behind the Tensor rule's right numbers
     tg = [None if a is None else wrap(a) for a in grads]
     return [None if t is None else t._array for t in node._run_backward(tg)]
 
@@ -225,13 +226,10 @@ def _general(eng, node, grads, targets, needed, captured, release, wrap):
             raise RuntimeError(_second_time_message(node))
         try:
             out = _backward_np(node, bnp, grads, needed)
-        except Exception:
-            if STRICT and not _batched(grads):
-                raise
-            out = _tensor_rule(node, grads, wrap)
-        if release is not None and (node._saved or node._frees_attrs):
-            node._saved = None  # Node._release, inlined
-            node._freed = release
+        except Exception as exc:  # noqa: BLE001 - see _tensor_rule
+            out = _tensor_rule(node, grads, wrap, exc)
+        if release is not None:
+            node._release(release)
         return out
     tg = [None if a is None else wrap(a) for a in grads]
     if node._post_hooks:
@@ -240,9 +238,8 @@ def _general(eng, node, grads, targets, needed, captured, release, wrap):
         if node._freed:
             raise RuntimeError(_second_time_message(node))
         out = node._run_backward(tg)
-        if release is not None and (node._saved or node._frees_attrs):
-            node._saved = None
-            node._freed = release
+        if release is not None:
+            node._release(release)
     return [None if t is None else t._array for t in out]
 
 
