@@ -34,19 +34,18 @@ import ml_dtypes
 import numpy as np
 
 from . import dtypes
+from ._checkpoint_read import is_int, open_source, plan_entries, read_entries, read_header
 from .tensor import Tensor
 
 __all__ = ["load", "save"]
 
 _VERSION = "1"
-_ST_DTYPES = {
-    "F64": np.dtype(np.float64), "F32": np.dtype(np.float32), "F16": np.dtype(np.float16),
-    "BF16": np.dtype(ml_dtypes.bfloat16), "I64": np.dtype(np.int64), "I32": np.dtype(np.int32),
-    "I16": np.dtype(np.int16), "I8": np.dtype(np.int8), "U8": np.dtype(np.uint8),
-    "BOOL": np.dtype(np.bool_),
-}
 _CHUNK = 1 << 26
 _MAX_REPEATED_VIEW = 1 << 30  # bytes a view may claim beyond its storage (stride-0 repeats)
+# NOTE: containers nested deeper are refused by save (RecursionError, as torch.save raises near
+# 500) and by load (ValueError): JSON's C encoder and decoder recurse, so a fixed cap well under
+# the interpreter's recursion limit makes what save writes load from any call depth.
+MAX_DEPTH = 100
 
 
 class _Encoder:
@@ -92,6 +91,12 @@ class _Encoder:
                 "numbers, strings, bytes, None, dtypes and (nested) lists, tuples and dicts; "
                 "glassgrad never pickles. To save a model, save model.state_dict()."
             )
+        if len(path) >= MAX_DEPTH:
+            raise RecursionError(
+                f"maximum recursion depth exceeded: glassgrad.save: the object nests deeper than "
+                f"{MAX_DEPTH} levels at {'.'.join(map(str, path[:8]))}...; a checkpoint holds at "
+                f"most {MAX_DEPTH} levels of lists, tuples and dicts."
+            )
         if id(obj) in self._active:
             raise ValueError("glassgrad.save: the object contains itself (a reference cycle)")
         self._active.add(id(obj))
@@ -118,9 +123,15 @@ class _Encoder:
 
 
 def _root(arr: np.ndarray) -> np.ndarray:
-    while isinstance(arr.base, np.ndarray):
-        arr = arr.base
-    return arr
+    """The array owning ``arr``'s memory; through NumPy's as_strided wrapper (``diagonal()``,
+    ``expand``), whose base is a plain object holding the array it was made from."""
+    while True:
+        base = arr.base
+        if not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)  # NOTE: as_strided's DummyArray keeps .base
+        if not isinstance(base, np.ndarray):
+            return arr
+        arr = base
 
 
 def _layout(arr: np.ndarray) -> tuple:
@@ -245,56 +256,46 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     _atomic_write(os.fspath(f), payload)
 
 
-def _not_a_checkpoint(where: str, data: bytes, why: str) -> ValueError:
-    hint = ""
-    if data[:4] == b"PK\x03\x04" or data[:1] == b"\x80":
-        hint = (" It looks like a PyTorch (pickle) checkpoint; glassgrad never unpickles. In "
-                "PyTorch, save the state dict with safetensors.torch.save_file(state_dict, path), "
-                "then glassgrad.load(path) reads it.")
-    return ValueError(
-        f"glassgrad.load: {where} is not a glassgrad checkpoint (a safetensors file): {why}.{hint}"
-    )
-
-
-def _read_header(data: bytes, where: str) -> dict:
-    if len(data) < 10:
-        raise _not_a_checkpoint(where, data, "the file is too short")
-    n = int.from_bytes(data[:8], "little")
-    if n < 2 or n > len(data) - 8 or data[8:9] != b"{":
-        raise _not_a_checkpoint(where, data, "no safetensors header")
-    try:
-        header = json.loads(bytes(data[8 : 8 + n]).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise _not_a_checkpoint(where, data, "the header is not JSON") from None
-    if not isinstance(header, dict):
-        raise _not_a_checkpoint(where, data, "the header is not a JSON object")
-    return header
-
-
-def _storage_arrays(data: bytes, where: str) -> dict[str, np.ndarray]:
-    from safetensors import SafetensorError, deserialize
-
-    try:
-        entries = deserialize(data)
-    except (SafetensorError, ValueError) as e:
-        raise _not_a_checkpoint(where, data, f"safetensors rejected it ({e})") from None
-    out = {}
-    for name, entry in entries:
-        dt = _ST_DTYPES.get(entry["dtype"])
-        if dt is None:
-            raise ValueError(
-                f"glassgrad.load: tensor {name!r} in {where} has dtype {entry['dtype']}, which "
-                f"glassgrad has no tensor type for (supported: {', '.join(_ST_DTYPES)})."
-            )
-        arr = np.frombuffer(entry["data"], dtype=dt).reshape(entry["shape"])
-        if not (arr.flags.writeable and arr.flags.aligned):
-            arr = arr.copy()
-        out[name] = arr
-    return out
-
-
 def _bad(where: str, what: str) -> ValueError:
     return ValueError(f"glassgrad.load: {where} has a malformed glassgrad structure: {what}.")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _view_array(name: str, view, storage: np.ndarray, where: str) -> np.ndarray:
+    """The view a table entry describes, after checking it stays inside its storage."""
+    if not (isinstance(view, dict) and set(view) == {"dtype", "shape", "offset", "strides"}):
+        raise _bad(where, f"tensor {name!r} has the view {_short(view)}")
+    dt = dtypes._NAMES.get(view["dtype"]) if isinstance(view["dtype"], str) else None
+    shape, strides, offset = view["shape"], view["strides"], view["offset"]
+    if dt is None:
+        raise _bad(where, f"tensor {name!r} is a view of unknown dtype {_short(view['dtype'])}")
+    if not (isinstance(shape, list) and isinstance(strides, list) and len(shape) == len(strides)
+            and len(shape) <= 64 and all(is_int(n) and n >= 0 for n in shape)
+            and all(is_int(s) and abs(s) < 2**62 for s in strides)
+            and is_int(offset) and offset >= 0):
+        raise _bad(where, f"tensor {name!r} is a view of shape {_short(shape)}, strides "
+                          f"{_short(strides)} and offset {_short(offset)}")
+    itemsize, size = dt.np.itemsize, storage.nbytes
+    claimed = math.prod(max(n, 1) for n in shape) * itemsize
+    if claimed > max(size, _MAX_REPEATED_VIEW):
+        # NOTE: a zero-stride view of a few bytes can claim terabytes; the first op on it
+        # would then fail to allocate. glassgrad's own views never repeat that much.
+        raise _bad(where, f"tensor {name!r} is a {shape} view claiming {claimed} bytes over a "
+                          f"{size}-byte storage")
+    lo = hi = offset
+    if 0 not in shape:
+        for n, stride in zip(shape, strides):
+            span = (n - 1) * stride
+            lo, hi = (lo + span, hi) if span < 0 else (lo, hi + span)
+        hi += itemsize
+    if lo < 0 or hi > size:
+        raise _bad(where, f"tensor {name!r} is a view reaching bytes [{lo}, {hi}) of a "
+                          f"{size}-byte storage")
+    return np.ndarray(tuple(shape), dt.np, buffer=storage, offset=offset, strides=tuple(strides))
 
 
 def _build_tensors(table, storages: dict, where: str) -> dict[str, Tensor]:
@@ -303,66 +304,82 @@ def _build_tensors(table, storages: dict, where: str) -> dict[str, Tensor]:
     if not isinstance(table, dict):
         raise _bad(where, "the tensor table is not an object")
     for name, entry in table.items():
-        try:
-            arr = storages[entry["storage"]]
-            view = entry.get("view")
-            if view is not None:
-                dt = dtypes._NAMES[view["dtype"]].np
-                storage_bytes = arr.nbytes
-                arr = np.ndarray(tuple(int(s) for s in view["shape"]), dtype=dt, buffer=arr,
-                                 offset=int(view["offset"]),
-                                 strides=tuple(int(s) for s in view["strides"]))
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise _bad(where, f"tensor {name!r} ({e!r})") from None
-        if view is not None and arr.nbytes > max(storage_bytes, _MAX_REPEATED_VIEW):
-            # NOTE: a zero-stride view of a few bytes can claim terabytes; the first op on it
-            # would then fail to allocate. glassgrad's own views never repeat that much.
-            raise _bad(where, f"tensor {name!r} is a {list(arr.shape)} view claiming "
-                              f"{arr.nbytes} bytes over a {storage_bytes}-byte storage")
+        if not (isinstance(entry, dict) and "storage" in entry
+                and set(entry) <= {"storage", "view", "requires_grad", "parameter"}):
+            raise _bad(where, f"tensor {name!r} has the table entry {_short(entry)}")
+        storage, view = entry["storage"], entry.get("view")
+        requires_grad, parameter = entry.get("requires_grad", False), entry.get("parameter", False)
+        if not (isinstance(storage, str) and storage in storages):
+            raise _bad(where, f"tensor {name!r} names the storage {_short(storage)}, which the "
+                              "file does not hold")
+        if type(requires_grad) is not bool or type(parameter) is not bool:
+            raise _bad(where, f"tensor {name!r} has requires_grad {_short(requires_grad)} and "
+                              f"parameter {_short(parameter)}; both are true or false")
+        arr = storages[storage] if view is None else _view_array(name, view, storages[storage],
+                                                                  where)
+        if requires_grad and arr.dtype.kind != "f" and arr.dtype != ml_dtypes.bfloat16:
+            raise _bad(where, f"tensor {name!r} of dtype {dtypes._FROM_NP[arr.dtype].name} "
+                              "requires grad; only Tensors of floating point dtype can")
         t = Tensor._make(arr)
-        if entry.get("parameter"):
+        if parameter:
             if parameter_cls is None:
                 try:
                     from .nn.parameter import Parameter as parameter_cls
                 except ImportError:
                     parameter_cls = False
             if parameter_cls:
-                t = parameter_cls(t, requires_grad=bool(entry.get("requires_grad")))
-        if entry.get("requires_grad") and not t.requires_grad:
+                t = parameter_cls(t, requires_grad=requires_grad)
+        if requires_grad and not t.requires_grad:
             t.requires_grad_(True)
         out[name] = t
     return out
 
 
-def _decode(node, tensors: dict, where: str):
+def _decode(node, tensors: dict, where: str, depth: int = 0):
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
+    if depth >= MAX_DEPTH:
+        raise _bad(where, f"the structure nests deeper than {MAX_DEPTH} levels")
+    depth += 1
     if isinstance(node, list):
-        return [_decode(v, tensors, where) for v in node]
+        return [_decode(v, tensors, where, depth) for v in node]
     if not isinstance(node, dict):
-        raise _bad(where, f"unexpected value {node!r}")
-    keys = set(node)
-    if keys == {"tensor"} and node["tensor"] in tensors:
-        return tensors[node["tensor"]]
-    if keys == {"tuple"} and isinstance(node["tuple"], list):
-        return tuple(_decode(v, tensors, where) for v in node["tuple"])
-    if keys == {"float"} and node["float"] in ("nan", "inf", "-inf"):
-        return float(node["float"])
-    if keys == {"bytes"} and isinstance(node["bytes"], str):
-        return bytes.fromhex(node["bytes"])
-    if keys == {"dtype"} and node["dtype"] in dtypes._NAMES:
-        return dtypes._NAMES[node["dtype"]]
-    cls = collections.OrderedDict if node.get("ordered") is True else dict
-    if keys - {"ordered"} == {"dict"} and isinstance(node["dict"], dict):
-        return cls((k, _decode(v, tensors, where)) for k, v in node["dict"].items())
-    if keys - {"ordered"} == {"items"} and isinstance(node["items"], list):
+        raise _bad(where, f"unexpected value {_short(node)}")
+    keys, value = set(node), next(iter(node.values()), None)
+    if keys == {"tensor"} and isinstance(value, str) and value in tensors:
+        return tensors[value]
+    if keys == {"tuple"} and isinstance(value, list):
+        return tuple(_decode(v, tensors, where, depth) for v in value)
+    if keys == {"float"} and value in ("nan", "inf", "-inf"):
+        return float(value)
+    if keys == {"bytes"} and isinstance(value, str):
+        try:
+            return bytes.fromhex(value)
+        except ValueError:
+            raise _bad(where, f"the bytes {_short(value)} are not a hex string") from None
+    if keys == {"dtype"} and isinstance(value, str) and value in dtypes._NAMES:
+        return dtypes._NAMES[value]
+    ordered = node.get("ordered", False)
+    cls = collections.OrderedDict if ordered is True else dict
+    if type(ordered) is bool and keys - {"ordered"} == {"dict"} and isinstance(node["dict"], dict):
+        return cls((k, _decode(v, tensors, where, depth)) for k, v in node["dict"].items())
+    if type(ordered) is bool and keys - {"ordered"} == {"items"} and isinstance(node["items"],
+                                                                                 list):
         pairs = []
         for pair in node["items"]:
             if not (isinstance(pair, list) and len(pair) == 2):
-                raise _bad(where, f"a dict item is not a [key, value] pair: {pair!r}")
-            pairs.append((_decode(pair[0], tensors, where), _decode(pair[1], tensors, where)))
+                raise _bad(where, f"a dict item is not a [key, value] pair: {_short(pair)}")
+            key = _decode(pair[0], tensors, where, depth)
+            try:
+                hash(key)
+            except TypeError:
+                raise _bad(where, f"a dict key is a {type(key).__name__}, which cannot be a "
+                                  "key") from None
+            if isinstance(key, Tensor):
+                raise _bad(where, "a dict key is a tensor, which glassgrad.save never writes")
+            pairs.append((key, _decode(pair[1], tensors, where, depth)))
         return cls(pairs)
-    raise _bad(where, f"unknown tag {sorted(keys)}")
+    raise _bad(where, f"unknown tag {_short(sorted(keys))}")
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
@@ -374,18 +391,23 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     ``safetensors.torch.save_file``) loads as a dict of tensors, by sorted name as
     safetensors' own loaders give them. Nothing in the file is executed:
     there is no pickle, so ``weights_only`` is accepted and ignored (loading is always
-    weights-only); ``map_location``, ``mmap`` and ``pickle_module`` are ignored too (tensors load
-    on the CPU). Raises ValueError for a file that is not a glassgrad checkpoint or safetensors
-    file, e.g. a pickled ``torch.save`` file.
+    weights-only); ``map_location`` and ``pickle_module`` are ignored too (tensors load on the
+    CPU). Memory is bounded (NOTE [Bounded loading]): the load peaks near one copy of the data,
+    and ``mmap=True`` (``f`` a path, as in torch) maps the file copy-on-write instead of reading
+    it. Raises ValueError naming the file and the problem for anything that is not a glassgrad
+    checkpoint or safetensors file (a pickled ``torch.save`` file, a device or FIFO, a damaged
+    or hostile header), IsADirectoryError for a directory, as torch does.
+
+    Example::
+
+        >>> state = glassgrad.load("ckpt.safetensors")
+        >>> model.load_state_dict(state["model"])
     """
-    if hasattr(f, "read"):
-        data, where = f.read(), repr(getattr(f, "name", "the file object"))
-    else:
-        where = repr(os.fspath(f))
-        with open(f, "rb") as fh:
-            data = fh.read()
-    header = _read_header(data, where)
-    storages = _storage_arrays(data, where)
+    with open_source(f, bool(mmap)) as (fh, size, where):
+        header, head, data_start = read_header(fh, size, where)
+        data_size = None if size is None else size - data_start
+        plan = plan_entries(header, data_size, where, head)
+        storages = read_entries(fh, plan, where, head, data_start, bool(mmap))
     metadata = header.get("__metadata__") or {}
     if "glassgrad" not in metadata:
         return {name: Tensor._make(storages[name]) for name in sorted(storages)}
@@ -398,6 +420,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     try:
         structure = json.loads(metadata["structure"])
         table = json.loads(metadata["tensors"])
+    except RecursionError:
+        raise _bad(where, f"the structure nests deeper than {MAX_DEPTH} levels") from None
     except (KeyError, TypeError, ValueError):
         raise _bad(where, "the structure or tensor table is missing or not JSON") from None
     return _decode(structure, _build_tensors(table, storages, where), where)

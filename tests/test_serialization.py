@@ -177,8 +177,15 @@ def test_file_objects_and_ignored_arguments(tmp_path):
     buf = io.BytesIO()
     glassgrad.save({"x": glassgrad.arange(3)}, buf, pickle_protocol=2)
     buf.seek(0)
-    out = glassgrad.load(buf, map_location="cpu", weights_only=False, mmap=True)
+    out = glassgrad.load(buf, map_location="cpu", weights_only=False, mmap=False)
     assert out["x"].tolist() == [0, 1, 2]
+    torch.save({"x": torch.arange(3)}, tmp_path / "t.pt")
+    with open(tmp_path / "t.pt", "rb") as theirs, pytest.raises(ValueError) as torch_error:
+        torch.load(theirs, mmap=True)
+    buf.seek(0)
+    with pytest.raises(ValueError) as our_error:
+        glassgrad.load(buf, mmap=True)  # mmap needs a path, in torch as here
+    assert str(our_error.value) == str(torch_error.value)
     glassgrad.save([1], str(tmp_path / "s"))
     assert glassgrad.load(str(tmp_path / "s"), weights_only=True) == [1]
 

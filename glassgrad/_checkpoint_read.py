@@ -1,0 +1,244 @@
+"""Reading a safetensors file with bounded memory, for ``glassgrad.load``.
+
+NOTE [Bounded loading]: nothing is read that the file has not first shown to be worth reading,
+so no file, however hostile, makes a load allocate more than its header cap plus the data a
+consistent header declares:
+1. A path must name a regular file (``/dev/zero``, a FIFO or a socket would stream without end; a
+   directory is refused with the IsADirectoryError torch raises). It is opened non-blocking, so a
+   FIFO swapped in after the check cannot hang the open, and checked again on the open descriptor.
+2. The 8-byte header length comes first. It must fit in the file (its size is known for paths and
+   seekable file objects) and under ``MAX_HEADER_BYTES`` (safetensors' own cap, 100 MB; a glassgrad
+   header costs about 280 bytes per tensor with its optimizer state, so the cap holds ~350,000
+   tensors). Unseekable streams are read in bounded pieces, so a short stream allocates no more
+   than it delivered.
+3. The header's entries are checked as safetensors checks them (known dtype, shape times item size
+   equal to the byte range, ranges tiling the data region from 0 without gaps) and the data region
+   must end exactly at the end of the file, before a single tensor byte is read: a 16 GiB sparse
+   file whose header declares a few bytes is refused in microseconds.
+4. Each tensor is read straight into its own fresh array (``readinto``, 64 MiB at a time), so a
+   load peaks near one copy of the data. With ``mmap=True`` (a path only, as in torch) the arrays
+   are private copy-on-write maps of the file instead: nothing is read until it is used, writes stay
+   in memory, and ``os.replace`` (how glassgrad saves) leaves the mapped old file intact; but a file
+   rewritten in place shows through in pages not yet written, and one truncated under the map
+   kills the process (SIGBUS) on access, which is why copying is the default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import math
+import mmap as _mmap
+import os
+import stat
+
+import ml_dtypes
+import numpy as np
+
+MAX_HEADER_BYTES = 100_000_000
+_CHUNK = 1 << 26
+_MAX_DIMS = 64  # NumPy's limit
+ST_DTYPES = {
+    "F64": np.dtype(np.float64), "F32": np.dtype(np.float32), "F16": np.dtype(np.float16),
+    "BF16": np.dtype(ml_dtypes.bfloat16), "I64": np.dtype(np.int64), "I32": np.dtype(np.int32),
+    "I16": np.dtype(np.int16), "I8": np.dtype(np.int8), "U8": np.dtype(np.uint8),
+    "BOOL": np.dtype(np.bool_),
+}
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_a_checkpoint(where: str, head: bytes, why: str) -> ValueError:
+    """The error for a file that is no safetensors file; ``head`` is its first bytes (for hints)."""
+    hint = ""
+    if head[:4] == b"PK\x03\x04" or head[:1] == b"\x80":
+        hint = (" It looks like a PyTorch (pickle) checkpoint; glassgrad never unpickles. In "
+                "PyTorch, save the state dict with safetensors.torch.save_file(state_dict, path), "
+                "then glassgrad.load(path) reads it.")
+    return ValueError(
+        f"glassgrad.load: {where} is not a glassgrad checkpoint (a safetensors file): {why}.{hint}"
+    )
+
+
+def is_int(x) -> bool:
+    """A JSON integer (not a bool, not a float such as 1e30 or NaN)."""
+    return type(x) is int
+
+
+def _check_regular(mode: int, path: str) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise ValueError(
+            f"glassgrad.load: {path!r} is not a regular file (it is {kind}); a checkpoint is a "
+            "file of known size, so glassgrad reads nothing from it. To read a stream, pass a "
+            "file object."
+        )
+
+
+@contextlib.contextmanager
+def open_source(f, use_mmap: bool = False):
+    """Yield ``(file, size or None, where)`` for a path or a readable file object; ``size``
+    counts the bytes from the current position to the end."""
+    if hasattr(f, "read"):
+        if use_mmap:  # torch's check and words
+            raise ValueError("f must be a file path in order to use the mmap argument")
+        yield f, _remaining(f), repr(getattr(f, "name", "the file object"))
+        return
+    path = os.fspath(f)
+    _check_regular(os.stat(path).st_mode, path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb", buffering=0) as fh:
+        st = os.fstat(fd)
+        _check_regular(st.st_mode, path)
+        yield fh, st.st_size, repr(path)
+
+
+def _remaining(f) -> int | None:
+    try:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None  # a pipe or device: seek/tell would say nothing true
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        pos = f.tell()
+        end = f.seek(0, os.SEEK_END)
+        f.seek(pos)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return end - pos if isinstance(end, int) and isinstance(pos, int) else None
+
+
+def _read_into(f, buf: memoryview) -> int:
+    """Fill ``buf`` from ``f`` in bounded pieces; return how many bytes arrived."""
+    done = 0
+    readinto = getattr(f, "readinto", None)
+    while done < len(buf):
+        piece = buf[done : done + _CHUNK]
+        if readinto is not None:
+            got = readinto(piece)
+        else:
+            data = f.read(len(piece))
+            got = len(data)
+            piece[:got] = data
+        if not got:
+            break
+        done += got
+    return done
+
+
+def _read_bytes(f, n: int) -> bytes:
+    """Up to ``n`` bytes; a short stream costs what it delivered, not ``n``."""
+    parts, left = [], n
+    while left:
+        data = f.read(min(left, _CHUNK))
+        if not data:
+            break
+        parts.append(data)
+        left -= len(data)
+    return b"".join(parts)
+
+
+def read_header(f, size: int | None, where: str) -> tuple[dict, bytes, int]:
+    """The header as a dict, the file's first bytes and the header's length (8 + n)."""
+    head = _read_bytes(f, 8)
+    if len(head) < 8:
+        raise not_a_checkpoint(where, head, "the file is too short")
+    n = int.from_bytes(head, "little")
+    if n < 2 or (size is not None and n > size - 8):
+        raise not_a_checkpoint(where, head, f"no safetensors header (its length field says {n} "
+                                            f"bytes{'' if size is None else f' in a {size}-byte file'})")
+    if n > MAX_HEADER_BYTES:
+        raise not_a_checkpoint(where, head, f"the header claims {n:,} bytes, more than the "
+                                            f"{MAX_HEADER_BYTES:,} safetensors allows")
+    raw = _read_bytes(f, n)
+    if len(raw) < n:
+        raise not_a_checkpoint(where, head, f"the file ends inside its {n}-byte header")
+    if raw[:1] != b"{":
+        raise not_a_checkpoint(where, head, "no safetensors header")
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise not_a_checkpoint(where, head, "the header is not JSON") from None
+    if not isinstance(header, dict):
+        raise not_a_checkpoint(where, head, "the header is not a JSON object")
+    return header, head, 8 + n
+
+
+def plan_entries(header: dict, data_size: int | None, where: str, head: bytes) -> list:
+    """Check every entry as safetensors does; return ``(name, dtype, shape, begin, end)`` sorted
+    by position. ``data_size`` (bytes after the header) must equal the last end when known."""
+    metadata = header.get("__metadata__")
+    if metadata is not None and not (
+            isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
+        raise not_a_checkpoint(where, head, "__metadata__ is not a map of strings")
+    plan = []
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if not (isinstance(entry, dict) and set(entry) == {"dtype", "shape", "data_offsets"}):
+            raise not_a_checkpoint(where, head, f"entry {name!r} is not a safetensors tensor")
+        code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+        if not (isinstance(shape, list) and len(shape) <= _MAX_DIMS
+                and all(is_int(s) and s >= 0 for s in shape)):
+            raise not_a_checkpoint(where, head, f"tensor {name!r} has shape {shape!r}")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(is_int, offsets))
+                and 0 <= offsets[0] <= offsets[1]):
+            raise not_a_checkpoint(where, head, f"tensor {name!r} has data_offsets {offsets!r}")
+        dt = ST_DTYPES.get(code) if isinstance(code, str) else None
+        if dt is None:
+            raise ValueError(
+                f"glassgrad.load: tensor {name!r} in {where} has dtype {code}, which glassgrad "
+                f"has no tensor type for (supported: {', '.join(ST_DTYPES)})."
+            )
+        nbytes = math.prod(shape) * dt.itemsize
+        if nbytes != offsets[1] - offsets[0]:
+            raise not_a_checkpoint(where, head, f"tensor {name!r} of shape {shape} and dtype "
+                                                f"{code} needs {nbytes} bytes, its data_offsets "
+                                                f"give {offsets[1] - offsets[0]}")
+        plan.append((name, dt, tuple(shape), offsets[0], offsets[1]))
+    plan.sort(key=lambda p: (p[3], p[4]))
+    end = 0
+    for name, _, _, begin, stop in plan:
+        if begin != end:
+            raise not_a_checkpoint(where, head, f"tensor {name!r} starts at byte {begin} of the "
+                                                f"data, not at {end} where the one before ends")
+        end = stop
+    if data_size is not None and end != data_size:
+        raise not_a_checkpoint(where, head, f"the header declares {end} bytes of data, the file "
+                                            f"holds {data_size}")
+    return plan
+
+
+def read_entries(f, plan: list, where: str, head: bytes, data_start: int, use_mmap: bool) -> dict[str, np.ndarray]:
+    """The tensors of ``plan``, each read once into a fresh writable array (or mapped)."""
+    if use_mmap:
+        return _mapped(f, plan, data_start)
+    out = {}
+    for name, dt, shape, begin, stop in plan:
+        arr = np.empty(shape, dtype=dt)
+        if stop > begin and _read_into(f, memoryview(arr.reshape(-1).view(np.uint8))) < stop - begin:
+            raise not_a_checkpoint(where, head, f"the file ends inside tensor {name!r}")
+        if dt == np.bool_:  # NOTE: bytes other than 0 and 1 make NumPy bools that compare oddly
+            np.not_equal(arr.view(np.uint8), 0, out=arr)
+        out[name] = arr
+    return out
+
+
+def _mapped(f, plan: list, data_start: int) -> dict[str, np.ndarray]:
+    out = {}
+    buf = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_COPY) if plan and plan[-1][4] else None
+    for name, dt, shape, begin, stop in plan:
+        start = data_start + begin
+        if begin == stop:
+            arr = np.empty(shape, dtype=dt)
+        elif start % dt.itemsize:
+            arr = np.frombuffer(buf, np.uint8, stop - begin, start).view(dt).reshape(shape).copy()
+        else:
+            arr = np.frombuffer(buf, dt, math.prod(shape), start).reshape(shape)
+        if dt == np.bool_ and arr.size and np.any(arr.view(np.uint8) > 1):
+            arr = arr.view(np.uint8) != 0
+        out[name] = arr
+    return out
