@@ -129,16 +129,15 @@ def _read_into(f, buf: memoryview) -> int:
     return done
 
 
-def _read_bytes(f, n: int) -> bytes:
-    """Up to ``n`` bytes; a short stream costs what it delivered, not ``n``."""
-    parts, left = [], n
-    while left:
-        data = f.read(min(left, _CHUNK))
+def _read_bytes(f, n: int) -> bytearray:
+    """Up to ``n`` bytes, grown as they arrive: a short stream costs what it delivered, not ``n``."""
+    out = bytearray()
+    while len(out) < n:
+        data = f.read(min(n - len(out), _CHUNK))
         if not data:
             break
-        parts.append(data)
-        left -= len(data)
-    return b"".join(parts)
+        out += data
+    return out
 
 
 def read_header(f, size: int | None, where: str) -> tuple[dict, bytes, int]:
@@ -160,8 +159,10 @@ def read_header(f, size: int | None, where: str) -> tuple[dict, bytes, int]:
         raise not_a_checkpoint(where, head, "no safetensors header")
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    except (UnicodeDecodeError, ValueError):
         raise not_a_checkpoint(where, head, "the header is not JSON") from None
+    except RecursionError:
+        raise not_a_checkpoint(where, head, "the header nests too deeply for JSON") from None
     if not isinstance(header, dict):
         raise not_a_checkpoint(where, head, "the header is not a JSON object")
     return header, head, 8 + n
@@ -182,7 +183,8 @@ def plan_entries(header: dict, data_size: int | None, where: str, head: bytes) -
             raise not_a_checkpoint(where, head, f"entry {name!r} is not a safetensors tensor")
         code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
         if not (isinstance(shape, list) and len(shape) <= _MAX_DIMS
-                and all(is_int(s) and s >= 0 for s in shape)):
+                and all(is_int(s) and s >= 0 for s in shape)
+                and math.prod(max(s, 1) for s in shape) < 2**62):  # NumPy's index range
             raise not_a_checkpoint(where, head, f"tensor {name!r} has shape {shape!r}")
         if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(is_int, offsets))
                 and 0 <= offsets[0] <= offsets[1]):
@@ -190,7 +192,7 @@ def plan_entries(header: dict, data_size: int | None, where: str, head: bytes) -
         dt = ST_DTYPES.get(code) if isinstance(code, str) else None
         if dt is None:
             raise ValueError(
-                f"glassgrad.load: tensor {name!r} in {where} has dtype {code}, which glassgrad "
+                f"glassgrad.load: tensor {name!r} in {where} has dtype {code!r}, which glassgrad "
                 f"has no tensor type for (supported: {', '.join(ST_DTYPES)})."
             )
         nbytes = math.prod(shape) * dt.itemsize
@@ -212,15 +214,25 @@ def plan_entries(header: dict, data_size: int | None, where: str, head: bytes) -
     return plan
 
 
-def read_entries(f, plan: list, where: str, head: bytes, data_start: int, use_mmap: bool) -> dict[str, np.ndarray]:
-    """The tensors of ``plan``, each read once into a fresh writable array (or mapped)."""
+def read_entries(f, plan: list, where: str, head: bytes, data_start: int, use_mmap: bool,
+                 sized: bool) -> dict[str, np.ndarray]:
+    """The tensors of ``plan``, each read once into a fresh writable array (or mapped). From a
+    stream of unknown size (``sized`` false) an array grows with the bytes that arrive, so a
+    header that lies costs what the stream delivered, not what the header claimed."""
     if use_mmap:
         return _mapped(f, plan, data_start)
     out = {}
     for name, dt, shape, begin, stop in plan:
-        arr = np.empty(shape, dtype=dt)
-        if stop > begin and _read_into(f, memoryview(arr.reshape(-1).view(np.uint8))) < stop - begin:
+        if sized:
+            arr = np.empty(shape, dtype=dt)
+            got = _read_into(f, memoryview(arr.reshape(-1).view(np.uint8))) if stop > begin else 0
+        else:
+            raw = _read_bytes(f, stop - begin)
+            got = len(raw)
+            arr = np.frombuffer(raw, dtype=np.uint8)[: got - got % dt.itemsize].view(dt)
+        if got < stop - begin:
             raise not_a_checkpoint(where, head, f"the file ends inside tensor {name!r}")
+        arr = arr.reshape(shape)
         if dt == np.bool_:  # NOTE: bytes other than 0 and 1 make NumPy bools that compare oddly
             np.not_equal(arr.view(np.uint8), 0, out=arr)
         out[name] = arr

@@ -119,7 +119,7 @@ class _Encoder:
     def _key(self, key, path):
         if isinstance(key, Tensor):
             raise TypeError("glassgrad.save: tensors cannot be dict keys in a checkpoint")
-        return self.encode(key, path)
+        return self.encode(key, [*path, key])  # NOTE: a key is one level in, as load counts
 
 
 def _root(arr: np.ndarray) -> np.ndarray:
@@ -335,20 +335,29 @@ def _build_tensors(table, storages: dict, where: str) -> dict[str, Tensor]:
     return out
 
 
+def _deeper(depth: int, where: str) -> int:
+    """The depth inside one more container (a list, tuple or dict), refused past MAX_DEPTH."""
+    if depth >= MAX_DEPTH:
+        raise _bad(where, f"the structure nests deeper than {MAX_DEPTH} levels")
+    return depth + 1
+
+
 def _decode(node, tensors: dict, where: str, depth: int = 0):
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
-    if depth >= MAX_DEPTH:
-        raise _bad(where, f"the structure nests deeper than {MAX_DEPTH} levels")
-    depth += 1
     if isinstance(node, list):
+        depth = _deeper(depth, where)
         return [_decode(v, tensors, where, depth) for v in node]
     if not isinstance(node, dict):
         raise _bad(where, f"unexpected value {_short(node)}")
     keys, value = set(node), next(iter(node.values()), None)
-    if keys == {"tensor"} and isinstance(value, str) and value in tensors:
-        return tensors[value]
+    if keys == {"tensor"}:
+        if isinstance(value, str) and value in tensors:
+            return tensors[value]
+        raise _bad(where, f"the structure refers to tensor {_short(value)}, which the tensor "
+                          "table does not hold")
     if keys == {"tuple"} and isinstance(value, list):
+        depth = _deeper(depth, where)
         return tuple(_decode(v, tensors, where, depth) for v in value)
     if keys == {"float"} and value in ("nan", "inf", "-inf"):
         return float(value)
@@ -357,10 +366,13 @@ def _decode(node, tensors: dict, where: str, depth: int = 0):
             return bytes.fromhex(value)
         except ValueError:
             raise _bad(where, f"the bytes {_short(value)} are not a hex string") from None
-    if keys == {"dtype"} and isinstance(value, str) and value in dtypes._NAMES:
-        return dtypes._NAMES[value]
+    if keys == {"dtype"}:
+        if isinstance(value, str) and value in dtypes._NAMES:
+            return dtypes._NAMES[value]
+        raise _bad(where, f"unknown dtype {_short(value)}")
     ordered = node.get("ordered", False)
     cls = collections.OrderedDict if ordered is True else dict
+    depth = _deeper(depth, where)
     if type(ordered) is bool and keys - {"ordered"} == {"dict"} and isinstance(node["dict"], dict):
         return cls((k, _decode(v, tensors, where, depth)) for k, v in node["dict"].items())
     if type(ordered) is bool and keys - {"ordered"} == {"items"} and isinstance(node["items"],
@@ -407,7 +419,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         header, head, data_start = read_header(fh, size, where)
         data_size = None if size is None else size - data_start
         plan = plan_entries(header, data_size, where, head)
-        storages = read_entries(fh, plan, where, head, data_start, bool(mmap))
+        storages = read_entries(fh, plan, where, head, data_start, bool(mmap), size is not None)
     metadata = header.get("__metadata__") or {}
     if "glassgrad" not in metadata:
         return {name: Tensor._make(storages[name]) for name in sorted(storages)}

@@ -62,6 +62,7 @@ def _hostile(marker: str) -> dict:
         z.writestr("archive/version", "3\n")
     smuggled = pickle.dumps(_Payload(marker)).hex()
     tensor_v = json.dumps({"tensor": "v"})
+    deep = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     return {
         "raw pickle": payload,
         "torch.save zip with a pickle payload": zipped.getvalue(),
@@ -91,6 +92,45 @@ def _hostile(marker: str) -> dict:
         "future format version": st_save({"a": np.zeros(1, np.float32)},
                                          metadata={"glassgrad": "99"}),
         "empty file": b"",
+        # issue 18: each of these escaped as an error of another type, or without the file's name
+        "structure nested 5,000 deep": _glassgrad_file("[" * 5000 + "]" * 5000, "{}"),
+        "structure nested 150 deep": _glassgrad_file("[" * 150 + "]" * 150, "{}"),
+        "view offset Infinity": _glassgrad_file(tensor_v, _view([1], [4], offset=float("inf"))),
+        "view offset 10**30": _glassgrad_file(tensor_v, _view([1], [4], offset=10**30)),
+        "view stride 10**30": _glassgrad_file(tensor_v, _view([1], [10**30])),
+        "view offset a float": _glassgrad_file(tensor_v, _view([1], [4], offset=1.5)),
+        "view stride reaching before its storage": _glassgrad_file(tensor_v, _view([2], [-4])),
+        "view shape with a negative dim": _glassgrad_file(tensor_v, _view([-2], [4])),
+        "view of 0 elements and 2**80 columns": _glassgrad_file(tensor_v, _view([0, 2**80], [4, 4])),
+        "a list as a dict key": _glassgrad_file(json.dumps({"items": [[[1, 2], 3]]}), "{}"),
+        "a tensor name that is a list": _glassgrad_file(json.dumps({"tensor": [1]}), "{}"),
+        "a dtype tag that is a list": _glassgrad_file(json.dumps({"dtype": []}), "{}"),
+        "a bad hex string": _glassgrad_file(json.dumps({"bytes": "zz"}), "{}"),
+        "an ordered flag that is not a bool": _glassgrad_file(
+            json.dumps({"dict": {}, "ordered": [1]}), "{}"),
+        "requires_grad on an int64 entry": _glassgrad_file(
+            tensor_v, json.dumps({"v": {"storage": "a", "requires_grad": True}}),
+            {"a": np.arange(4)}),
+        "requires_grad that is a string": _glassgrad_file(
+            tensor_v, json.dumps({"v": {"storage": "a", "requires_grad": "yes"}})),
+        "a storage name that is a list": _glassgrad_file(
+            tensor_v, json.dumps({"v": {"storage": ["a"]}})),
+        "a tensor table that is a list": _glassgrad_file(tensor_v, "[]"),
+        "structure metadata missing": st_save({"a": np.zeros(1, np.float32)},
+                                              metadata={"glassgrad": "1"}),
+        "data after the declared tensors": st_save({"a": np.zeros(2, np.float32)}) + b"\0" * 64,
+        "a gap between two tensors": _header(
+            {"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
+             "b": {"dtype": "U8", "shape": [2], "data_offsets": [4, 6]}}, b"\0" * 6),
+        "two tensors over the same bytes": _header(
+            {"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]},
+             "b": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}}, b"\0" * 4),
+        "data offsets that are floats": _header(
+            {"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2.0]}}, b"\0" * 2),
+        "metadata that is not strings": _header(
+            {"__metadata__": {"glassgrad": 1}, "a": {"dtype": "U8", "shape": [2],
+                                                    "data_offsets": [0, 2]}}, b"\0" * 2),
+        "header nested 100,000 deep": struct.pack("<Q", len(deep)) + deep,
     }
 
 

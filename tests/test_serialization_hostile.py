@@ -1,0 +1,180 @@
+"""Every field of a checkpoint's header, fuzzed: each of the safetensors entries' fields, the
+glassgrad metadata, every field of the tensor table and every node of the structure is replaced by
+wrong types, negative, huge and non-finite numbers, unknown names, or deleted, or joined by an
+unknown field. Each file must load (the change was harmless) or raise glassgrad's own ValueError
+naming the file: never an OverflowError, TypeError, RecursionError, RuntimeError or MemoryError.
+Deep nesting is refused alike by save and load, so what save writes, load reads."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import struct
+
+import pytest
+import torch
+
+import glassgrad
+from tests import reliability_figures as figures
+
+from .test_serialization_compat import format1_object
+
+NAME = "fuzz.ckpt"
+WRONG = [None, True, False, 0, -1, 1, 3, 2**31, 2**63, 2**64, 10**30, -(10**30), 1.5,
+         float("nan"), float("inf"), float("-inf"), "", "x", "F32", "float32", "__storage0__",
+         [], [1], [-1], [0, 2**70], [[]], {}, {"a": 1}, {"tensor": "x"}]
+_DELETE, _EXTRA = object(), object()
+
+
+def _base() -> tuple[dict, bytes]:
+    obj = format1_object(glassgrad)
+    obj["dtype"] = glassgrad.bfloat16
+    obj["param"] = glassgrad.nn.Parameter(glassgrad.ones(2))
+    buf = io.BytesIO()
+    glassgrad.save(obj, buf)
+    data = buf.getvalue()
+    n = int.from_bytes(data[:8], "little")
+    return json.loads(data[8 : 8 + n]), data[8 + n :]
+
+
+def _sites(node, path=()):
+    """Every place in a JSON value: the paths of its dict fields and list items."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield (*path, k)
+            yield from _sites(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield (*path, i)
+            yield from _sites(v, (*path, i))
+
+
+def _mutated(value, path, new):
+    value = copy.deepcopy(value)
+    *parents, last = path
+    holder = value
+    for p in parents:
+        holder = holder[p]
+    if new is _DELETE:
+        del holder[last]
+    elif new is _EXTRA:
+        target = holder[last]
+        if isinstance(target, dict):
+            target["unknown"] = 1
+        elif isinstance(target, list):
+            target.append(0)
+        else:
+            return None
+    else:
+        holder[last] = new
+    return value
+
+
+def _cases():
+    """(label, header) for every mutation of every site."""
+    header, _ = _base()
+    meta = header["__metadata__"]
+    parts = {"structure": json.loads(meta["structure"]), "tensors": json.loads(meta["tensors"])}
+    plain = {k: v for k, v in header.items() if k != "__metadata__"}
+    for site in _sites(plain):
+        for new in (*WRONG, _DELETE, _EXTRA):
+            changed = _mutated(plain, site, new)
+            if changed is not None:
+                yield f"header {site} <- {new!r}", {**changed, "__metadata__": meta}
+    for key in meta:
+        for new in (*WRONG, _DELETE):
+            yield f"metadata {key} <- {new!r}", {**plain,
+                                                  "__metadata__": _mutated(meta, (key,), new)}
+    for part, value in parts.items():
+        for site in ((), *_sites(value)):
+            for new in (*WRONG, _DELETE, _EXTRA):
+                if not site and new in (_DELETE, _EXTRA):
+                    continue
+                changed = new if not site else _mutated(value, site, new)
+                if changed is None and site:
+                    continue
+                text = json.dumps(changed, separators=(",", ":"))
+                yield f"{part} {site} <- {new!r}", {**plain,
+                                                     "__metadata__": {**meta, part: text}}
+
+
+def _file(header: dict, data: bytes) -> io.BytesIO:
+    raw = json.dumps(header).encode()
+    buf = io.BytesIO(struct.pack("<Q", len(raw)) + raw + data)
+    buf.name = NAME
+    return buf
+
+
+def test_every_header_field_fuzzed_gives_a_clean_error_or_a_load():
+    _, data = _base()
+    refused = loaded = 0
+    for label, header in _cases():
+        try:
+            out = glassgrad.load(_file(header, data))
+        except ValueError as e:
+            assert str(e).startswith("glassgrad.load: ") and repr(NAME) in str(e), (label, e)
+            refused += 1
+            continue
+        except Exception as e:  # noqa: BLE001 - the point: no other type escapes
+            pytest.fail(f"{label}: {type(e).__name__}: {e}")
+        loaded += 1
+        for t in _tensors(out):
+            t.detach().numpy().copy()  # every tensor that loads is readable
+    print(f"\nheader fuzz: {refused:,} files refused, {loaded:,} harmless changes loaded")
+    assert refused > 1000 and loaded > 100
+    figures.add("checkpoint_cases", refused)
+
+
+def _tensors(value):
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, glassgrad.Tensor):
+            yield v
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+
+
+def _nested(kind: str, depth: int, lib=glassgrad):
+    leaf = lib.ones(2)
+    for _ in range(depth):
+        leaf = {"list": [leaf], "tuple": (leaf,), "dict": {"k": leaf}, "items": {1: leaf}}[kind]
+    return leaf
+
+
+def test_deep_keys_save_exactly_what_load_reads():
+    from glassgrad.serialization import MAX_DEPTH
+
+    key = 1
+    for _ in range(MAX_DEPTH - 1):
+        key = (key,)
+    buf = io.BytesIO()
+    glassgrad.save({key: 1}, buf)  # MAX_DEPTH containers: a dict, and tuples in its key
+    buf.seek(0)
+    assert glassgrad.load(buf) == {key: 1}
+    with pytest.raises(RecursionError, match=f"nests deeper than {MAX_DEPTH}"):
+        glassgrad.save({(key,): 1}, io.BytesIO())
+
+
+@pytest.mark.parametrize("kind", ["list", "tuple", "dict", "items"])
+def test_deep_nesting_saves_and_loads_up_to_the_cap_and_is_refused_past_it(kind):
+    from glassgrad.serialization import MAX_DEPTH
+
+    buf = io.BytesIO()
+    glassgrad.save(_nested(kind, MAX_DEPTH), buf)  # a tensor inside MAX_DEPTH containers
+    buf.seek(0)
+    out = glassgrad.load(buf)
+    for _ in range(MAX_DEPTH):
+        out = out[0] if kind in ("list", "tuple") else out["k" if kind == "dict" else 1]
+    assert out.tolist() == [1.0, 1.0]
+    # one more level: torch.save raises RecursionError near 500 levels; glassgrad at its cap
+    with pytest.raises(RecursionError) as theirs:
+        torch.save(_nested(kind, 1000, torch), io.BytesIO())
+    with pytest.raises(RecursionError, match="maximum recursion depth exceeded") as ours:
+        glassgrad.save(_nested(kind, MAX_DEPTH + 1), io.BytesIO())
+    assert "maximum recursion depth exceeded" in str(theirs.value)
+    assert f"nests deeper than {MAX_DEPTH} levels" in str(ours.value)
