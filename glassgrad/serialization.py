@@ -12,7 +12,9 @@ JSON object is a tag: ``{"tensor": name}``, ``{"tuple": [...]}``, ``{"dict": {st
 ``{"items": [[key, value], ...]}`` (non-string keys, e.g. an optimizer's ``state``), either one with
 ``"ordered": true`` for an OrderedDict, ``{"float": "nan" | "inf" | "-inf"}``, ``{"bytes": hex}``,
 ``{"dtype": name}``. Loading reads JSON and buffers only: nothing from the file is executed, and
-unknown tags are an error.
+unknown tags are an error, as is every field of the wrong type or out of range (always a
+ValueError naming the file). Lists, tuples and dicts nest at most ``MAX_DEPTH`` (100) levels, in
+save and load alike. How a file is read with bounded memory: NOTE [Bounded loading].
 
 Sharing: tensors over one buffer (tied weights, views) are saved once and come back sharing memory;
 safetensors itself refuses aliased entries, so aliases are recorded in ``"tensors"``. Identical
@@ -46,6 +48,7 @@ _MAX_REPEATED_VIEW = 1 << 30  # bytes a view may claim beyond its storage (strid
 # 500) and by load (ValueError): JSON's C encoder and decoder recurse, so a fixed cap well under
 # the interpreter's recursion limit makes what save writes load from any call depth.
 MAX_DEPTH = 100
+_PLAIN = frozenset((type(None), bool, int, float, str))
 
 
 class _Encoder:
@@ -347,6 +350,8 @@ def _decode(node, tensors: dict, where: str, depth: int = 0):
         return node
     if isinstance(node, list):
         depth = _deeper(depth, where)
+        if all(type(v) in _PLAIN for v in node):  # a list of numbers: no call per element
+            return node
         return [_decode(v, tensors, where, depth) for v in node]
     if not isinstance(node, dict):
         raise _bad(where, f"unexpected value {_short(node)}")

@@ -39,5 +39,5 @@ def summary_line() -> str | None:
         f"({f['bad_input_raised']:,} raised on both, {f['bad_input_tolerated']:,} documented "
         f"differences), {f['property_examples']:,} property "
         f"examples, largest graph {f['largest_graph_ops']:,} ops, {f['threads']} threads, {mem}, "
-        f"{f['checkpoint_cases']} hostile checkpoints refused"
+        f"{f['checkpoint_cases']:,} hostile checkpoints refused"
     )
