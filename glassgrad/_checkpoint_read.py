@@ -134,7 +134,7 @@ def _read_into(f, buf: memoryview) -> int:
 
 
 def _read_bytes(f, n: int) -> bytearray:
-    """Up to ``n`` bytes, grown as they arrive: a short stream costs what it delivered, not ``n``."""
+    """Up to ``n`` bytes, grown as they arrive: a short stream costs what it delivered."""
     out = bytearray()
     while len(out) < n:
         data = f.read(min(n - len(out), _CHUNK))
@@ -151,8 +151,9 @@ def read_header(f, size: int | None, where: str) -> tuple[dict, bytes, int]:
         raise not_a_checkpoint(where, head, "the file is too short")
     n = int.from_bytes(head, "little")
     if n < 2 or (size is not None and n > size - 8):
+        within = "" if size is None else f" in a {size}-byte file"
         raise not_a_checkpoint(where, head, f"no safetensors header (its length field says {n} "
-                                            f"bytes{'' if size is None else f' in a {size}-byte file'})")
+                                            f"bytes{within})")
     if n > MAX_HEADER_BYTES:
         raise not_a_checkpoint(where, head, f"the header claims {n:,} bytes, more than the "
                                             f"{MAX_HEADER_BYTES:,} safetensors allows")

@@ -1,6 +1,7 @@
-"""Checkpoints written by earlier glassgrads keep loading: ``tests/data/checkpoint_format1.safetensors``
-was written by glassgrad's format version "1" save (commit 2704c77, before loading was bounded) from
-``format1_object``; it must load to what torch.save / torch.load give for the same object."""
+"""Checkpoints written by earlier glassgrads keep loading: the fixture
+``tests/data/checkpoint_format1.safetensors`` was written by glassgrad's format version "1" save
+(commit 2704c77, before loading was bounded) from ``format1_object``; it must load to what
+torch.save / torch.load give for the same object."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import collections
 from pathlib import Path
 
 import numpy as np
+import torch
 
 import glassgrad
 
@@ -39,9 +41,10 @@ def format1_object(lib):
     }
 
 
-def test_format1_checkpoint_still_loads():
+def test_format1_checkpoint_still_loads(tmp_path):
     ours = glassgrad.load(FIXTURE)
-    assert_same(ours, to_torch(format1_object(glassgrad)))
+    torch.save(to_torch(format1_object(glassgrad)), tmp_path / "t.pt")
+    assert_same(ours, torch.load(tmp_path / "t.pt"))
     sd = ours["model"]
     for name in ("out.weight", "rows", "t", "strided"):
         assert np.shares_memory(sd[name].numpy(), sd["emb.weight"].numpy()), name
