@@ -157,3 +157,36 @@ def test_pow_at_zero_base(base, up):
 def test_atan2_at_origin(up):
     _check(lambda L, x, y: L.atan2(x, y), [[0.0, 0.0, 1e-200, INF, 0.0, 1.0],
                                            [0.0, -0.0, 0.0, 1.0, INF, 0.0]], up)
+
+
+def _activation(lib, name):
+    F = lib.nn.functional
+    special = {
+        "threshold": lambda t: F.threshold(t, 0.5, 2.0),
+        "prelu": lambda t: F.prelu(t, lib.tensor([0.25], dtype=t.dtype)),
+        "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+        "softplus_beta": lambda t: F.softplus(t, beta=2.0, threshold=5.0),
+        "hardtanh_bounds": lambda t: F.hardtanh(t, -0.5, 2.0),
+        "sigmoid": lib.sigmoid,
+        "tanh": lib.tanh,
+    }
+    return special.get(name) or getattr(F, name)
+
+
+ACTIVATIONS = ("relu relu6 hardtanh hardtanh_bounds leaky_relu elu selu celu gelu gelu_tanh silu "
+               "mish softplus softplus_beta hardsigmoid hardswish hardshrink softshrink tanhshrink "
+               "softsign logsigmoid sigmoid tanh threshold prelu").split()
+# the kinks (0, +-0.5, +-1, +-3, 6), the flat parts and the non-finite values
+# NOTE: 64 elements: PyTorch's gradient at a NaN input differs between its vectorised loop and the
+# scalar tail (hardtanh: 0 and 1); every element here is in the vectorised part, the usual case
+ACTIVATION_X = [NAN, INF, -INF, -5.0, -3.0, -1.0, -0.5, 0.0, 0.3, 0.5, 1.0, 2.0, 3.0, 6.0, 7.0,
+                25.0] * 4
+
+
+@pytest.mark.parametrize("up", UPSTREAM)
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activation_at_kinks_nan_and_non_finite_upstream(name, up):
+    """Values and gradients at NaN/inf inputs (hardshrink/softshrink/threshold keep NaN, NaN
+    passes the gradient of hardtanh/elu/hardswish) and under inf/NaN upstream gradients (silu and
+    mish give -inf where their slope is negative, hardswish 0 below -3)."""
+    _check(lambda L, x: _activation(L, name)(x), [ACTIVATION_X], up)

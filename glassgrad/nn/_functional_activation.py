@@ -15,7 +15,7 @@ from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax, softmax, softmin
 from ..ops._util import is_tensor
-from ..ops.activation import Gelu, Softplus
+from ..ops.activation import Gelu, Hardswish, Mish, Silu, Softplus
 from ..ops.elementwise import clamp, erf, expm1, sigmoid, tanh, where
 from ..ops.elementwise import relu as _relu
 from ..ops.fused import LeakyRelu
@@ -58,8 +58,13 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """``x`` where ``x > 0`` else ``alpha * (exp(x) - 1)`` (``torch.nn.functional.elu``)."""
-    # NOTE: expm1 of min(x, 0): the unused branch stays finite for large x (no inf * 0 = nan)
-    return where(input > 0, input, expm1(clamp(input, max=0.0)) * alpha)
+    return where(input > 0, input, expm1(_negative_part(input)) * alpha)
+
+
+def _negative_part(input):
+    # NOTE: x where x <= 0 else 0: expm1's unused branch stays finite for large x (no inf * 0 =
+    # nan), and a NaN input keeps a NaN gradient (PyTorch's vectorised elu kernel; clamp's is 0)
+    return where(input > 0, 0.0, input)
 
 
 def selu(input, inplace: bool = False):
@@ -69,7 +74,7 @@ def selu(input, inplace: bool = False):
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``torch.nn.functional.celu``)."""
-    return where(input > 0, input, expm1(clamp(input, max=0.0) / alpha) * alpha)
+    return where(input > 0, input, expm1(_negative_part(input) / alpha) * alpha)
 
 
 def gelu(input, approximate: str = "none"):
@@ -86,6 +91,8 @@ def gelu(input, approximate: str = "none"):
 
 def silu(input, inplace: bool = False):
     """``x * sigmoid(x)`` (``torch.nn.functional.silu``)."""
+    if input._array.dtype.kind == "f":
+        return Silu.apply(input)  # one node (ops/activation.py)
     return input * sigmoid(input)
 
 
@@ -101,6 +108,8 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
 
 def mish(input, inplace: bool = False):
     """``x * tanh(softplus(x))`` (``torch.nn.functional.mish``)."""
+    if input._array.dtype.kind == "f":
+        return Mish.apply(input)  # one node (ops/activation.py)
     return input * tanh(Softplus.apply(input))
 
 
@@ -115,12 +124,17 @@ def softsign(input):
 
 
 def hardsigmoid(input, inplace: bool = False):
-    """``relu6(x + 3) / 6`` (``torch.nn.functional.hardsigmoid``)."""
-    return relu6(input + 3.0) / 6.0
+    """``relu6(x + 3) / 6`` (``torch.nn.functional.hardsigmoid``); gradient 1/6 strictly inside
+    (-3, 3), 0 elsewhere and at NaN, as PyTorch's."""
+    inside = (input > -3.0) & (input < 3.0)
+    return where(inside, input / 6.0 + 0.5, clamp(input.detach() / 6.0 + 0.5, 0.0, 1.0))
 
 
 def hardswish(input, inplace: bool = False):
-    """``x * relu6(x + 3) / 6`` (``torch.nn.functional.hardswish``)."""
+    """``x * relu6(x + 3) / 6`` (``torch.nn.functional.hardswish``); PyTorch's pieces: 0 up to
+    -3 (selected, so an inf gradient gives 0 there), ``x / 3 + 0.5`` below 3, 1 from 3 and at NaN."""
+    if input._array.dtype.kind == "f":
+        return Hardswish.apply(input)  # one node (ops/activation.py)
     return input * hardsigmoid(input)
 
 
@@ -130,18 +144,25 @@ def tanhshrink(input):
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
-    """``x`` where ``x > threshold`` else ``value`` (``torch.nn.functional.threshold``)."""
-    return where(input > threshold, input, value)
+    """``x`` where ``x > threshold`` else ``value`` (``torch.nn.functional.threshold``); NaN
+    stays NaN."""
+    return where(input <= threshold, value, input)
 
 
 def softshrink(input, lambd: float = 0.5):
-    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (signed as ``x``);
+    NaN stays NaN, with gradient 0 as PyTorch's vectorised kernel
+    (``torch.nn.functional.softshrink``)."""
+    shifted = where(input > lambd, input - lambd, input + lambd)
+    return where((input > lambd) | (input < -lambd), shifted, input.detach() * 0.0)
 
 
 def hardshrink(input, lambd: float = 0.5):
-    """``x`` where ``|x| > lambd`` else 0 (``torch.nn.functional.hardshrink``)."""
-    return where((input > lambd) | (input < -lambd), input, 0.0)
+    """``x`` where ``|x| > lambd`` else 0 (``torch.nn.functional.hardshrink``); NaN stays NaN
+    (with gradient 0, as PyTorch's vectorised kernel)."""
+    detached = input.detach()
+    # NOTE: x - x is the +0 PyTorch gives inside, and NaN at NaN
+    return where((input > lambd) | (input < -lambd), input, detached - detached)
 
 
 def prelu(input, weight):
