@@ -190,3 +190,94 @@ def test_activation_at_kinks_nan_and_non_finite_upstream(name, up):
     passes the gradient of hardtanh/elu/hardswish) and under inf/NaN upstream gradients (silu and
     mish give -inf where their slope is negative, hardswish 0 below -3)."""
     _check(lambda L, x: _activation(L, name)(x), [ACTIVATION_X], up)
+
+
+def _class_loss(lib, name, shape, target, kw, nan_logit):
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal(shape)
+    if nan_logit:
+        data.flat[0] = NAN
+    x = lib.tensor(data, requires_grad=True)
+    kw = dict(kw)
+    if "weight" in kw:
+        kw["weight"] = lib.tensor(kw["weight"], dtype=lib.float64)
+    F = lib.nn.functional
+    loss = (F.cross_entropy(x, lib.tensor(target), **kw) if name == "cross_entropy"
+            else F.nll_loss(x.log_softmax(1 if x.ndim > 1 else 0), lib.tensor(target), **kw))
+    loss.sum().backward()
+    return [loss, x.grad]
+
+
+IGNORED_TARGETS = [((3, 4), [-100, -100, -100]), ((3, 4), [1, -100, 2]),
+                   ((2, 4, 3), [[-100] * 3] * 2), ((2, 4, 3), [[1, -100, 2], [-100] * 3]),
+                   ((4,), -100)]
+CLASS_LOSS_OPTIONS = [{}, {"label_smoothing": 0.1}, {"weight": [0.1, 0.2, 0.3, 0.4]},
+                      {"weight": [0.1, 0.2, 0.3, 0.4], "label_smoothing": 0.2},
+                      {"reduction": "sum"}, {"reduction": "none"}, {"weight": [0.0] * 4},
+                      {"ignore_index": 1}]
+
+
+@pytest.mark.parametrize("nan_logit", [False, True])
+@pytest.mark.parametrize("kw", CLASS_LOSS_OPTIONS, ids=str)
+@pytest.mark.parametrize("shape,target", IGNORED_TARGETS, ids=str)
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+def test_ignored_targets_give_zero_gradient(name, shape, target, kw, nan_logit):
+    """Every target ignored: PyTorch's mean is nan but the gradient 0 (one all-padding batch must
+    not turn the weights to NaN); a zero class weight still gives nan (0 * grad / 0)."""
+    if name == "nll_loss" and "label_smoothing" in kw:
+        pytest.skip("nll_loss has no label_smoothing")
+    try:
+        theirs = _class_loss(LIBS[0], name, shape, target, kw, nan_logit)
+    except Exception as e:  # (a target out of range once ignore_index moves)
+        with pytest.raises(type(e)):
+            _class_loss(LIBS[1], name, shape, target, kw, nan_logit)
+        return
+    _same(_class_loss(LIBS[1], name, shape, target, kw, nan_logit), theirs)
+
+
+def test_all_padding_batch_leaves_weights_finite():
+    def run(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(3, 4).double()
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        for p, v in zip(model.parameters(), (np.ones((4, 3)), np.zeros(4))):
+            with lib.no_grad():
+                p.copy_(lib.tensor(v))
+        loss = lib.nn.functional.cross_entropy(model(lib.ones(2, 3, dtype=lib.float64)),
+                                               lib.tensor([-100, -100]))
+        loss.backward()
+        opt.step()
+        return [loss.detach(), model.weight.detach(), model.bias.detach()]
+
+    ours, theirs = (run(lib) for lib in LIBS[::-1])
+    _same(ours, theirs)
+    assert np.isfinite(ours[1].numpy()).all()
+
+
+def _weighted_loss(lib, name, reduction):
+    rng = np.random.default_rng(1)
+    x = lib.tensor(rng.random((3, 4)) * 0.8 + 0.1, requires_grad=True)
+    t, w = lib.tensor(rng.random((3, 4))), lib.tensor(rng.random((3, 4)))
+    F = lib.nn.functional
+    fn = {"mse": F.mse_loss, "l1": F.l1_loss, "huber": F.huber_loss,
+          "bce": F.binary_cross_entropy,
+          "bce_with_logits": F.binary_cross_entropy_with_logits}[name]
+    loss = fn(x, t, weight=w, reduction=reduction)
+    loss.sum().backward()
+    return [loss, x.grad]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name", ["mse", "l1", "huber", "bce", "bce_with_logits"])
+def test_weighted_losses_reduce_as_torch(name, reduction):
+    """torch 2.13: weighted mse/l1 'mean' is sum(w * loss) / sum(w); huber's is mean(w * loss)."""
+    ours, theirs = (_weighted_loss(lib, name, reduction) for lib in LIBS[::-1])
+    _same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "huber_loss"])
+def test_weighted_loss_weight_of_another_size_raises(name):
+    for lib in LIBS:
+        x = lib.ones(3, 4)
+        with pytest.raises(ValueError, match="Weights and input must have the same size"):
+            getattr(lib.nn.functional, name)(x, x, weight=lib.ones(4))
