@@ -281,3 +281,59 @@ def test_weighted_loss_weight_of_another_size_raises(name):
         x = lib.ones(3, 4)
         with pytest.raises(ValueError, match="Weights and input must have the same size"):
             getattr(lib.nn.functional, name)(x, x, weight=lib.ones(4))
+
+
+def _inplace_cases(lib):
+    F, nn = lib.nn.functional, lib.nn
+    return {
+        "relu": lambda t: F.relu(t, inplace=True), "relu6": lambda t: F.relu6(t, inplace=True),
+        "hardtanh": lambda t: F.hardtanh(t, -0.5, 0.5, True),
+        "leaky_relu": lambda t: F.leaky_relu(t, 0.2, True), "elu": lambda t: F.elu(t, 1.5, True),
+        "selu": lambda t: F.selu(t, True), "celu": lambda t: F.celu(t, 0.5, True),
+        "silu": lambda t: F.silu(t, True), "mish": lambda t: F.mish(t, True),
+        "hardsigmoid": lambda t: F.hardsigmoid(t, True),
+        "hardswish": lambda t: F.hardswish(t, True),
+        "threshold": lambda t: F.threshold(t, 0.1, 20.0, True),
+        "elu_": F.elu_, "leaky_relu_": lambda t: F.leaky_relu_(t, 0.1), "hardtanh_": F.hardtanh_,
+        "threshold_": lambda t: F.threshold_(t, 0.0, 1.0), "celu_": F.celu_, "selu_": F.selu_,
+        "dropout eval": lambda t: F.dropout(t, 0.5, False, True),
+        "dropout p=1": lambda t: F.dropout(t, 1.0, True, True),
+        "dropout2d p=1": lambda t: F.dropout2d(t.reshape(1, 2, 2, 1), 1.0, True, True),
+        "ReLU6": nn.ReLU6(inplace=True), "ELU": nn.ELU(inplace=True),
+        "LeakyReLU": nn.LeakyReLU(inplace=True), "SiLU": nn.SiLU(inplace=True),
+        "Mish": nn.Mish(inplace=True), "Hardswish": nn.Hardswish(inplace=True),
+        "Hardsigmoid": nn.Hardsigmoid(inplace=True), "Threshold": nn.Threshold(0.0, 2.0, True),
+        "SELU": nn.SELU(inplace=True), "CELU": nn.CELU(inplace=True),
+        "Hardtanh": nn.Hardtanh(inplace=True), "Dropout p=1": nn.Dropout(1.0, inplace=True),
+    }
+
+
+def _inplace_run(lib, name, mode):
+    fn = _inplace_cases(lib)[name]
+    data = [-2.0, -0.3, 0.2, 1.5]
+    if mode in ("leaf", "view of a leaf"):
+        a = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        try:
+            fn(a if mode == "leaf" else a[:])
+        except RuntimeError as e:
+            return str(e).splitlines()[0]
+        return "accepted"
+    if mode == "no_grad leaf":
+        a = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        with lib.no_grad():
+            out = fn(a)
+        return [out is a or out._version == a._version, a._version, a.detach()]
+    a = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+    y = a * 1
+    out = fn(y)
+    (out * lib.arange(4, dtype=lib.float64)).sum().backward()
+    return [out is y or out._version == y._version, y._version, y.detach(), a.grad]
+
+
+@pytest.mark.parametrize("mode", ["non-leaf", "leaf", "view of a leaf", "no_grad leaf"])
+@pytest.mark.parametrize("name", list(_inplace_cases(LIBS[0])))
+def test_inplace_functionals_write_into_their_input(name, mode):
+    """inplace=True modifies the input and returns it (version bump, the same gradients), and
+    PyTorch's leaf errors; ``dropout`` outside training returns the input untouched."""
+    ours, theirs = (_inplace_run(lib, name, mode) for lib in LIBS[::-1])
+    _same(ours, theirs)

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .._tensor_methods import _composite_inplace
 from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax, softmax, softmin
@@ -39,17 +40,21 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     (``torch.nn.functional.hardtanh``)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return hardtanh_(input, min_val, max_val)
     inside = (input > min_val) & (input < max_val)
     return where(inside, input, clamp(input.detach(), min_val, max_val))
 
 
 def relu6(input, inplace: bool = False):
     """``min(max(x, 0), 6)`` (``torch.nn.functional.relu6``)."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """``x`` where ``x > 0`` else ``negative_slope * x`` (``torch.nn.functional.leaky_relu``)."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
     if (input._array.dtype.kind == "f" and type(input._array) is np.ndarray
             and isinstance(negative_slope, (int, float))):
         return LeakyRelu.apply(input, negative_slope=float(negative_slope))  # one op (ops/fused.py)
@@ -58,6 +63,8 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """``x`` where ``x > 0`` else ``alpha * (exp(x) - 1)`` (``torch.nn.functional.elu``)."""
+    if inplace:
+        return elu_(input, alpha)
     return where(input > 0, input, expm1(_negative_part(input)) * alpha)
 
 
@@ -69,11 +76,15 @@ def _negative_part(input):
 
 def selu(input, inplace: bool = False):
     """``scale * elu(x, alpha)`` with the self-normalising constants (``torch.nn.functional.selu``)."""
+    if inplace:
+        return selu_(input)
     return elu(input, _SELU_ALPHA) * _SELU_SCALE
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``torch.nn.functional.celu``)."""
+    if inplace:
+        return celu_(input, alpha)
     return where(input > 0, input, expm1(_negative_part(input) / alpha) * alpha)
 
 
@@ -91,6 +102,8 @@ def gelu(input, approximate: str = "none"):
 
 def silu(input, inplace: bool = False):
     """``x * sigmoid(x)`` (``torch.nn.functional.silu``)."""
+    if inplace:
+        return _silu_(input)
     if input._array.dtype.kind == "f":
         return Silu.apply(input)  # one node (ops/activation.py)
     return input * sigmoid(input)
@@ -108,6 +121,8 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
 
 def mish(input, inplace: bool = False):
     """``x * tanh(softplus(x))`` (``torch.nn.functional.mish``)."""
+    if inplace:
+        return _mish_(input)
     if input._array.dtype.kind == "f":
         return Mish.apply(input)  # one node (ops/activation.py)
     return input * tanh(Softplus.apply(input))
@@ -126,6 +141,8 @@ def softsign(input):
 def hardsigmoid(input, inplace: bool = False):
     """``relu6(x + 3) / 6`` (``torch.nn.functional.hardsigmoid``); gradient 1/6 strictly inside
     (-3, 3), 0 elsewhere and at NaN, as PyTorch's."""
+    if inplace:
+        return _hardsigmoid_(input)
     inside = (input > -3.0) & (input < 3.0)
     return where(inside, input / 6.0 + 0.5, clamp(input.detach() / 6.0 + 0.5, 0.0, 1.0))
 
@@ -133,6 +150,8 @@ def hardsigmoid(input, inplace: bool = False):
 def hardswish(input, inplace: bool = False):
     """``x * relu6(x + 3) / 6`` (``torch.nn.functional.hardswish``); PyTorch's pieces: 0 up to
     -3 (selected, so an inf gradient gives 0 there), ``x / 3 + 0.5`` below 3, 1 from 3 and at NaN."""
+    if inplace:
+        return _hardswish_(input)
     if input._array.dtype.kind == "f":
         return Hardswish.apply(input)  # one node (ops/activation.py)
     return input * hardsigmoid(input)
@@ -146,6 +165,8 @@ def tanhshrink(input):
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """``x`` where ``x > threshold`` else ``value`` (``torch.nn.functional.threshold``); NaN
     stays NaN."""
+    if inplace:
+        return threshold_(input, threshold, value)
     return where(input <= threshold, value, input)
 
 
@@ -202,6 +223,26 @@ def glu(input, dim: int = -1):
     return a * sigmoid(b)
 
 
+def _in_place(fn, op):
+    """``fn`` written into its input, as PyTorch's ``op``: the same values and gradients, the
+    input's version bumps, and a leaf (or a view of one) that requires grad is refused."""
+    method = _composite_inplace(fn, op)
+    method.__doc__ = f"In-place ``{fn.__name__}`` (``torch.nn.functional.{op}``); returns input."
+    return method
+
+
+hardtanh_ = _in_place(hardtanh, "hardtanh_")
+leaky_relu_ = _in_place(leaky_relu, "leaky_relu_")
+elu_ = _in_place(elu, "elu_")
+selu_ = _in_place(selu, "selu_")
+celu_ = _in_place(celu, "celu_")
+threshold_ = _in_place(threshold, "threshold_")
+_silu_ = _in_place(silu, "silu_")  # (PyTorch has no F.silu_: inplace=True only)
+_mish_ = _in_place(mish, "mish_")
+_hardsigmoid_ = _in_place(hardsigmoid, "hardsigmoid_")
+_hardswish_ = _in_place(hardswish, "hardswish_")
+
+
 def sigmoid_(input):
     return input.sigmoid_()
 
@@ -212,14 +253,18 @@ def tanh_(input):
 
 __all__ = [
     "celu",
+    "celu_",
     "elu",
+    "elu_",
     "gelu",
     "glu",
     "hardshrink",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
+    "hardtanh_",
     "leaky_relu",
+    "leaky_relu_",
     "log_softmax",
     "logsigmoid",
     "mish",
@@ -228,6 +273,7 @@ __all__ = [
     "relu6",
     "relu_",
     "selu",
+    "selu_",
     "sigmoid",
     "silu",
     "softmax",
@@ -238,4 +284,5 @@ __all__ = [
     "tanh",
     "tanhshrink",
     "threshold",
+    "threshold_",
 ]

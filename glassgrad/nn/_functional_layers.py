@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from .._factories import _rng, full
+from .._tensor_methods import _composite_inplace
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
@@ -106,36 +107,41 @@ def _mask_dropout(input, p, mask_shape):
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when
-    ``training``; identity otherwise. Masks come from glassgrad's default generator
-    (``torch.nn.functional.dropout``)."""
+    ``training``; identity otherwise. Masks come from glassgrad's default generator; ``inplace``
+    writes the result into ``input`` and returns it (``torch.nn.functional.dropout``)."""
+    return _feature_dropout(input, p, training, 0, inplace)
+
+
+def _feature_dropout(input, p, training, batched_ndim, inplace=False):
+    """Dropout with one mask value per channel (``batched_ndim`` 0: per element)."""
     _check_p(p)
     if not training or p == 0.0:
         return input
-    return _mask_dropout(input, p, input._array.shape)
-
-
-def _feature_dropout(input, p, training, batched_ndim):
-    _check_p(p)
-    if not training or p == 0.0:
-        return input
+    if inplace:
+        return _dropout_(input, p, training, batched_ndim)
     shape = input._array.shape
+    if not batched_ndim:
+        return _mask_dropout(input, p, shape)
     keep = 2 if input.ndim >= batched_ndim else 1
     return _mask_dropout(input, p, shape[:keep] + (1,) * (input.ndim - keep))
 
 
+_dropout_ = _composite_inplace(_feature_dropout, "dropout_")
+
+
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` (``torch.nn.functional.dropout1d``)."""
-    return _feature_dropout(input, p, training, 3)
+    return _feature_dropout(input, p, training, 3, inplace)
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``)."""
-    return _feature_dropout(input, p, training, 4 if input.ndim != 3 else 3)
+    return _feature_dropout(input, p, training, 4 if input.ndim != 3 else 3, inplace)
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of ``(N, C, D, H, W)`` (``torch.nn.functional.dropout3d``)."""
-    return _feature_dropout(input, p, training, 5)
+    return _feature_dropout(input, p, training, 5, inplace)
 
 
 def _affine(out, weight, bias, shape):
