@@ -11,11 +11,12 @@ import math
 
 import numpy as np
 
+from .._tensor_methods import _composite_inplace
 from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax, softmax, softmin
 from ..ops._util import is_tensor
-from ..ops.activation import Gelu, Softplus
+from ..ops.activation import Gelu, Hardswish, Mish, Silu, Softplus
 from ..ops.elementwise import clamp, erf, expm1, sigmoid, tanh, where
 from ..ops.elementwise import relu as _relu
 from ..ops.fused import LeakyRelu
@@ -39,17 +40,21 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     (``torch.nn.functional.hardtanh``)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return hardtanh_(input, min_val, max_val)
     inside = (input > min_val) & (input < max_val)
     return where(inside, input, clamp(input.detach(), min_val, max_val))
 
 
 def relu6(input, inplace: bool = False):
     """``min(max(x, 0), 6)`` (``torch.nn.functional.relu6``)."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """``x`` where ``x > 0`` else ``negative_slope * x`` (``torch.nn.functional.leaky_relu``)."""
+    if inplace:
+        return leaky_relu_(input, negative_slope)
     if (input._array.dtype.kind == "f" and type(input._array) is np.ndarray
             and isinstance(negative_slope, (int, float))):
         return LeakyRelu.apply(input, negative_slope=float(negative_slope))  # one op (ops/fused.py)
@@ -58,18 +63,29 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """``x`` where ``x > 0`` else ``alpha * (exp(x) - 1)`` (``torch.nn.functional.elu``)."""
-    # NOTE: expm1 of min(x, 0): the unused branch stays finite for large x (no inf * 0 = nan)
-    return where(input > 0, input, expm1(clamp(input, max=0.0)) * alpha)
+    if inplace:
+        return elu_(input, alpha)
+    return where(input > 0, input, expm1(_negative_part(input)) * alpha)
+
+
+def _negative_part(input):
+    # NOTE: x where x <= 0 else 0: expm1's unused branch stays finite for large x (no inf * 0 =
+    # nan), and a NaN input keeps a NaN gradient (PyTorch's vectorised elu kernel; clamp's is 0)
+    return where(input > 0, 0.0, input)
 
 
 def selu(input, inplace: bool = False):
     """``scale * elu(x, alpha)`` with the self-normalising constants (``torch.nn.functional.selu``)."""
+    if inplace:
+        return selu_(input)
     return elu(input, _SELU_ALPHA) * _SELU_SCALE
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``torch.nn.functional.celu``)."""
-    return where(input > 0, input, expm1(clamp(input, max=0.0) / alpha) * alpha)
+    if inplace:
+        return celu_(input, alpha)
+    return where(input > 0, input, expm1(_negative_part(input) / alpha) * alpha)
 
 
 def gelu(input, approximate: str = "none"):
@@ -86,6 +102,10 @@ def gelu(input, approximate: str = "none"):
 
 def silu(input, inplace: bool = False):
     """``x * sigmoid(x)`` (``torch.nn.functional.silu``)."""
+    if inplace:
+        return _silu_(input)
+    if input._array.dtype.kind == "f":
+        return Silu.apply(input)  # one node (ops/activation.py)
     return input * sigmoid(input)
 
 
@@ -101,6 +121,10 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
 
 def mish(input, inplace: bool = False):
     """``x * tanh(softplus(x))`` (``torch.nn.functional.mish``)."""
+    if inplace:
+        return _mish_(input)
+    if input._array.dtype.kind == "f":
+        return Mish.apply(input)  # one node (ops/activation.py)
     return input * tanh(Softplus.apply(input))
 
 
@@ -115,12 +139,21 @@ def softsign(input):
 
 
 def hardsigmoid(input, inplace: bool = False):
-    """``relu6(x + 3) / 6`` (``torch.nn.functional.hardsigmoid``)."""
-    return relu6(input + 3.0) / 6.0
+    """``relu6(x + 3) / 6`` (``torch.nn.functional.hardsigmoid``); gradient 1/6 strictly inside
+    (-3, 3), 0 elsewhere and at NaN, as PyTorch's."""
+    if inplace:
+        return _hardsigmoid_(input)
+    inside = (input > -3.0) & (input < 3.0)
+    return where(inside, input / 6.0 + 0.5, clamp(input.detach() / 6.0 + 0.5, 0.0, 1.0))
 
 
 def hardswish(input, inplace: bool = False):
-    """``x * relu6(x + 3) / 6`` (``torch.nn.functional.hardswish``)."""
+    """``x * relu6(x + 3) / 6`` (``torch.nn.functional.hardswish``); PyTorch's pieces: 0 up to
+    -3 (selected, so an inf gradient gives 0 there), ``x / 3 + 0.5`` below 3, 1 from 3 and at NaN."""
+    if inplace:
+        return _hardswish_(input)
+    if input._array.dtype.kind == "f":
+        return Hardswish.apply(input)  # one node (ops/activation.py)
     return input * hardsigmoid(input)
 
 
@@ -130,18 +163,27 @@ def tanhshrink(input):
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
-    """``x`` where ``x > threshold`` else ``value`` (``torch.nn.functional.threshold``)."""
-    return where(input > threshold, input, value)
+    """``x`` where ``x > threshold`` else ``value`` (``torch.nn.functional.threshold``); NaN
+    stays NaN."""
+    if inplace:
+        return threshold_(input, threshold, value)
+    return where(input <= threshold, value, input)
 
 
 def softshrink(input, lambd: float = 0.5):
-    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (signed as ``x``);
+    NaN stays NaN, with gradient 0 as PyTorch's vectorised kernel
+    (``torch.nn.functional.softshrink``)."""
+    shifted = where(input > lambd, input - lambd, input + lambd)
+    return where((input > lambd) | (input < -lambd), shifted, input.detach() * 0.0)
 
 
 def hardshrink(input, lambd: float = 0.5):
-    """``x`` where ``|x| > lambd`` else 0 (``torch.nn.functional.hardshrink``)."""
-    return where((input > lambd) | (input < -lambd), input, 0.0)
+    """``x`` where ``|x| > lambd`` else 0 (``torch.nn.functional.hardshrink``); NaN stays NaN
+    (with gradient 0, as PyTorch's vectorised kernel)."""
+    detached = input.detach()
+    # NOTE: x - x is the +0 PyTorch gives inside, and NaN at NaN
+    return where((input > lambd) | (input < -lambd), input, detached - detached)
 
 
 def prelu(input, weight):
@@ -181,6 +223,26 @@ def glu(input, dim: int = -1):
     return a * sigmoid(b)
 
 
+def _in_place(fn, op):
+    """``fn`` written into its input, as PyTorch's ``op``: the same values and gradients, the
+    input's version bumps, and a leaf (or a view of one) that requires grad is refused."""
+    method = _composite_inplace(fn, op)
+    method.__doc__ = f"In-place ``{fn.__name__}`` (``torch.nn.functional.{op}``); returns input."
+    return method
+
+
+hardtanh_ = _in_place(hardtanh, "hardtanh_")
+leaky_relu_ = _in_place(leaky_relu, "leaky_relu_")
+elu_ = _in_place(elu, "elu_")
+selu_ = _in_place(selu, "selu_")
+celu_ = _in_place(celu, "celu_")
+threshold_ = _in_place(threshold, "threshold_")
+_silu_ = _in_place(silu, "silu_")  # (PyTorch has no F.silu_: inplace=True only)
+_mish_ = _in_place(mish, "mish_")
+_hardsigmoid_ = _in_place(hardsigmoid, "hardsigmoid_")
+_hardswish_ = _in_place(hardswish, "hardswish_")
+
+
 def sigmoid_(input):
     return input.sigmoid_()
 
@@ -191,14 +253,18 @@ def tanh_(input):
 
 __all__ = [
     "celu",
+    "celu_",
     "elu",
+    "elu_",
     "gelu",
     "glu",
     "hardshrink",
     "hardsigmoid",
     "hardswish",
     "hardtanh",
+    "hardtanh_",
     "leaky_relu",
+    "leaky_relu_",
     "log_softmax",
     "logsigmoid",
     "mish",
@@ -207,6 +273,7 @@ __all__ = [
     "relu6",
     "relu_",
     "selu",
+    "selu_",
     "sigmoid",
     "silu",
     "softmax",
@@ -217,4 +284,5 @@ __all__ = [
     "tanh",
     "tanhshrink",
     "threshold",
+    "threshold_",
 ]

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from .._factories import _rng, full
+from .._tensor_methods import _composite_inplace
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
@@ -106,36 +107,41 @@ def _mask_dropout(input, p, mask_shape):
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when
-    ``training``; identity otherwise. Masks come from glassgrad's default generator
-    (``torch.nn.functional.dropout``)."""
+    ``training``; identity otherwise. Masks come from glassgrad's default generator; ``inplace``
+    writes the result into ``input`` and returns it (``torch.nn.functional.dropout``)."""
+    return _feature_dropout(input, p, training, 0, inplace)
+
+
+def _feature_dropout(input, p, training, batched_ndim, inplace=False):
+    """Dropout with one mask value per channel (``batched_ndim`` 0: per element)."""
     _check_p(p)
     if not training or p == 0.0:
         return input
-    return _mask_dropout(input, p, input._array.shape)
-
-
-def _feature_dropout(input, p, training, batched_ndim):
-    _check_p(p)
-    if not training or p == 0.0:
-        return input
+    if inplace:
+        return _dropout_(input, p, training, batched_ndim)
     shape = input._array.shape
+    if not batched_ndim:
+        return _mask_dropout(input, p, shape)
     keep = 2 if input.ndim >= batched_ndim else 1
     return _mask_dropout(input, p, shape[:keep] + (1,) * (input.ndim - keep))
 
 
+_dropout_ = _composite_inplace(_feature_dropout, "dropout_")
+
+
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` (``torch.nn.functional.dropout1d``)."""
-    return _feature_dropout(input, p, training, 3)
+    return _feature_dropout(input, p, training, 3, inplace)
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``)."""
-    return _feature_dropout(input, p, training, 4 if input.ndim != 3 else 3)
+    return _feature_dropout(input, p, training, 4 if input.ndim != 3 else 3, inplace)
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of ``(N, C, D, H, W)`` (``torch.nn.functional.dropout3d``)."""
-    return _feature_dropout(input, p, training, 5)
+    return _feature_dropout(input, p, training, 5, inplace)
 
 
 def _affine(out, weight, bias, shape):
@@ -380,7 +386,20 @@ def pad(input, pad, mode: str = "constant", value=None):
             continue
         if mode == "constant":
             out = _constant_pad(out, dim, before, after, 0.0 if value is None else value)
-        elif mode in ("reflect", "replicate", "circular"):
+        elif mode == "circular":
+            out = _circular_pad(out, dim, before, after)
+        elif mode in ("reflect", "replicate"):
+            size = out.shape[dim] + before + after
+            if size < 0 or (size == 0 and len(pad) == 2):  # (PyTorch's 1-d kernels want 1)
+                if len(pad) > 2:
+                    shape = list(out.shape)
+                    shape[dim] = size
+                    raise RuntimeError(f"Trying to create tensor with negative dimension {size}: "
+                                       f"{shape}\nglassgrad: {mode} pads ({before}, {after}) of "
+                                       f"dim {dim} of size {out.shape[dim]}.")
+                name = "WHD"[k]
+                raise RuntimeError(f"input ({name}: {out.shape[dim]}) is too small. Calculated "
+                                   f"output {name}: {size}")
             out = out.index_select(dim, Tensor._make(_pad_index(out.shape[dim], before, after,
                                                                 mode, dim)))
         else:
@@ -392,6 +411,9 @@ def pad(input, pad, mode: str = "constant", value=None):
 
 
 def _constant_pad(x, dim, before, after, value):
+    if x.shape[dim] + min(before, 0) + min(after, 0) < 0:
+        raise RuntimeError(f"narrow(): length must be non-negative.\nglassgrad: the negative pads "
+                           f"({before}, {after}) crop more than dim {dim}'s {x.shape[dim]}.")
     if before < 0:
         x = narrow(x, dim, -before, x.shape[dim] + before)
         before = 0
@@ -405,6 +427,35 @@ def _constant_pad(x, dim, before, after, value):
     return cat(parts, dim) if len(parts) > 1 else x
 
 
+def _circular_pad(x, dim, before, after):
+    """PyTorch's order: negative pads crop first, then the positive ones wrap the cropped dim
+    (each pad at most the original size, as PyTorch checks)."""
+    n = x.shape[dim]
+    if before > n or after > n:
+        raise RuntimeError(
+            "Padding value causes wrapping around more than once. (glassgrad: dim "
+            f"{dim} has size {n}, pads ({before}, {after}))"
+        )
+    if n + before + after < 0:
+        raise RuntimeError(
+            "Negative padding value is resulting in an empty dimension\nglassgrad: dim "
+            f"{dim} has size {n}, pads ({before}, {after})."
+        )
+    if before < 0 or after < 0:
+        x = narrow(x, dim, max(-before, 0), n + min(before, 0) + min(after, 0))
+        before, after = max(before, 0), max(after, 0)
+    kept = x.shape[dim]
+    if (before or after) and not kept:
+        raise RuntimeError(
+            f"Padding value causes wrapping around more than once. (glassgrad: dim {dim} is "
+            f"empty after the negative pads; nothing to wrap into pads ({before}, {after}))"
+        )
+    if not before and not after:
+        return x
+    index = np.mod(np.arange(-before, kept + after), kept)
+    return x.index_select(dim, Tensor._make(index))
+
+
 def _fill_block(x, dim, size, value):
     shape = list(x.shape)
     shape[dim] = size
@@ -415,13 +466,6 @@ def _pad_index(n, before, after, mode, dim):
     pos = np.arange(-before, n + after)
     if mode == "replicate":
         return np.clip(pos, 0, n - 1)
-    if mode == "circular":
-        if before > n or after > n:
-            raise RuntimeError(
-                "Padding value causes wrapping around more than once. (glassgrad: dim "
-                f"{dim} has size {n}, pads ({before}, {after}))"
-            )
-        return np.mod(pos, n)
     if before >= n or after >= n:
         raise RuntimeError(
             f"Argument #4: Padding size should be less than the corresponding input dimension, "

@@ -76,7 +76,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
         return MseLoss.apply(input, target, reduction=reduction)
     diff = input - target
     loss = diff * diff
-    return _reduce(loss if weight is None else loss * weight, reduction)
+    return _reduce(loss, reduction) if weight is None else _weighted(loss, weight, input,
+                                                                     reduction, True)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
@@ -86,7 +87,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     reduction = _reduction(size_average, reduce, reduction)
     _check_sizes(input, target, "l1_loss")
     loss = (input - target).abs()
-    return _reduce(loss if weight is None else loss * weight, reduction)
+    return _reduce(loss, reduction) if weight is None else _weighted(loss, weight, input,
+                                                                     reduction, True)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -116,7 +118,20 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     diff = input - target
     ad = diff.abs()
     loss = where(ad < delta, diff * diff * 0.5, (ad - 0.5 * delta) * delta)
-    return _reduce(loss if weight is None else loss * weight, reduction)
+    return _reduce(loss, reduction) if weight is None else _weighted(loss, weight, input,
+                                                                     reduction, False)
+
+
+def _weighted(loss, weight, input, reduction, by_weight):
+    """PyTorch 2.13's elementwise ``weight`` of mse/l1/huber: of the input's size, and 'mean'
+    divides by ``weight.sum()`` (``by_weight``: mse, l1) or by the element count (huber)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.\nglassgrad: weight is "
+                         f"{list(weight.shape)}, input {list(input.shape)}.")
+    weighted = loss * weight
+    if reduction == "mean" and by_weight:
+        return weighted.sum() / weight.sum()
+    return _reduce(weighted, reduction)
 
 
 def _class_shape(weight, ndim: int):
@@ -199,7 +214,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         w = (weight._array[safe] * keep) if weight is not None else keep.astype(arr.dtype)
         total = np.asarray(w.sum(), dtype=arr.dtype) if reduction == "mean" else None
         return NllLoss.apply(input, index=safe, weight=w, total=total, reduction=reduction,
-                             classes=c)
+                             classes=c, ignored=ignored if ignored.any() else None)
     class_dim = 1 if input.ndim >= 2 else 0
     idx = Tensor._make(np.expand_dims(safe, class_dim))
     picked = -input.gather(class_dim, idx).squeeze(class_dim)
@@ -208,7 +223,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         w = weight[Tensor._make(safe)] * Tensor._make(keep.astype(weight._array.dtype))
     else:
         w = Tensor._make(keep.astype(input._array.dtype))
-    loss = picked * w
+    # NOTE: selected, not only weighted by 0: an ignored target gets no gradient even when the
+    # mean divides by a zero total (PyTorch's 0, not 0 * inf = nan)
+    loss = where(Tensor._make(keep), picked * w, 0.0) if ignored.any() else picked * w
     if reduction == "mean":
         return loss.sum() / w.sum()
     return _reduce(loss, reduction)

@@ -118,14 +118,23 @@ def _pool_geometry(x, kernel_size, stride, padding, dilation, ceil_mode, nd, op)
 
 def _max_poolnd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
     x, batched = _batched(input, nd, op)
-    kernel, stride, pads, dilation, _ = _pool_geometry(
+    kernel, stride, pads, dilation, out_shape = _pool_geometry(
         x, kernel_size, stride, padding, dilation, ceil_mode, nd, op)
     if nd == 2 and type(x._array) is np.ndarray:  # the tap-loop argmax (ops/pool_fast.py)
         indices = max_pool2d_indices(xp, x._array, kernel, stride, pads, dilation)
     else:
         indices = _pool.max_pool_indices(xp, x._array, kernel, stride, pads, dilation)
     unique = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
-    out = _pool.MaxPoolWithIndices.apply(x, indices=indices, size=x.shape, unique=unique)
+    # NOTE: a window can see only padding only with a dilation or ceil_mode (pad <= kernel / 2)
+    empty = None
+    if ceil_mode or any(d > 1 for d in dilation):
+        found = _pool.padding_only_windows(x.shape[2:], kernel, stride, pads, dilation,
+                                           out_shape)
+        if found is not None:
+            empty = xp.broadcast_to(found[0], indices.shape)
+            indices = xp.where(empty, found[1], indices)
+    out = _pool.MaxPoolWithIndices.apply(x, indices=indices, size=x.shape, unique=unique,
+                                         empty=empty, fill=_pool._lowest(x._array.dtype))
     return _finish(out, indices, batched, return_indices)
 
 

@@ -58,6 +58,59 @@ class Gelu(Primitive):
         return (grad * (cdf + x * exp(x * x * -0.5) * _INV_SQRT_2PI),)
 
 
+class Silu(Primitive):
+    """``x * sigmoid(x)``; the derivative is formed before it meets ``grad`` (PyTorch's
+    ``grad * s * (1 + x * (1 - s))``), so an inf gradient gives -inf where the slope is negative,
+    not the nan of a product rule's ``inf - inf``."""
+
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x):
+        from .elementwise import _sigmoid
+
+        return x * _sigmoid(xp, x)
+
+    @staticmethod
+    def backward(grad, x):
+        s = sigmoid(x)
+        return (grad * (s * (x * (1 - s) + 1)),)
+
+
+class Mish(Primitive):
+    """``x * tanh(softplus(x))``, its derivative formed before it meets ``grad`` (as ``Silu``)."""
+
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x):
+        return x * xp.tanh(Softplus.forward(xp, x))
+
+    @staticmethod
+    def backward(grad, x):
+        t = tanh(Softplus.apply(x))
+        return (grad * (t + x * sigmoid(x) * (1 - t * t)),)
+
+
+class Hardswish(Primitive):
+    """``x * clamp(x + 3, 0, 6) / 6``; PyTorch's derivative: 0 up to -3 (selected: 0 even under an
+    inf gradient), ``x / 3 + 0.5`` below 3, 1 from 3 on (NaN at NaN, as its vectorised kernel)."""
+
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x):
+        f = x.dtype.type
+        return x * xp.clip(x + f(3), f(0), f(6)) / f(6)
+
+    @staticmethod
+    def backward(grad, x):
+        from .elementwise import select_grad, where
+
+        slope = where(x >= 3.0, 1.0, x / 3.0 + 0.5)
+        return (select_grad(~(x <= -3.0), grad * slope),)
+
+
 class Addcmul(Primitive):
     """``x + value * a * b`` (operands of one dtype, broadcasting)."""
 

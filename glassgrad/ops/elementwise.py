@@ -23,6 +23,10 @@ from .elementwise_backward import (
 from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-exported
     Ceil,
     Clamp,
+    ClampMaxTensor,
+    ClampMinTensor,
+    ClampOneTensor,
+    ClampTensor,
     Floor,
     FloorDivide,
     Round,
@@ -221,6 +225,14 @@ class Where(Primitive):
                 Where.apply(zero, grad, condition=condition))
 
 
+def select_grad(condition, grad):
+    """``grad`` where ``condition`` (a bool Tensor or array) else 0, as PyTorch's derivatives
+    select: an inf/NaN upstream gradient stays out of the zeros, where ``grad * mask`` would give
+    ``inf * 0 = nan`` there."""
+    cond = condition._array if is_tensor(condition) else condition
+    return Where.apply(grad, scalar(0, grad._array.dtype), condition=cond)
+
+
 class Maximum(Primitive):
     saves = ("x", "y")
 
@@ -230,9 +242,10 @@ class Maximum(Primitive):
 
     @staticmethod
     def backward(grad, x, y):
-        # NOTE: ties split the gradient in half, as PyTorch does; a NaN passes it to both sides
-        half = (x == y) * 0.5
-        return grad * (1.0 - ((x < y) + half)), grad * (1.0 - ((x > y) + half))
+        # NOTE: ties split the gradient in half, as PyTorch does; a NaN passes it to both sides;
+        # selected, not multiplied by a mask (PyTorch's masked_fill: 0 even for an inf grad)
+        shared = where(x == y, grad * 0.5, grad)
+        return select_grad(~(x < y), shared), select_grad(~(x > y), shared)
 
 
 class Minimum(Primitive):
@@ -244,8 +257,8 @@ class Minimum(Primitive):
 
     @staticmethod
     def backward(grad, x, y):
-        half = (x == y) * 0.5
-        return grad * (1.0 - ((x > y) + half)), grad * (1.0 - ((x < y) + half))
+        shared = where(x == y, grad * 0.5, grad)
+        return select_grad(~(x > y), shared), select_grad(~(x < y), shared)
 
 
 class Atan2(Primitive):
@@ -257,8 +270,10 @@ class Atan2(Primitive):
 
     @staticmethod
     def backward(grad, x, y):
+        # NOTE: PyTorch's reciprocal is 0 where x * x + y * y is 0 (atan2(0, 0)), not inf
         denom = x * x + y * y
-        return grad * y / denom, grad * -x / denom
+        recip = where(denom == 0, 0.0, Reciprocal.apply(denom))
+        return grad * y * recip, grad * -x * recip
 
 
 class Remainder(Primitive):
@@ -480,12 +495,7 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if is_tensor(min) or is_tensor(max):
-        out = input
-        if min is not None:
-            out = maximum(out, min)
-        if max is not None:
-            out = minimum(out, max)
-        return out
+        return _clamp_tensor(input, min, max)
     x = input
     if x._array.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
         x = cast(x, dtypes.get_default_dtype().np)
@@ -495,11 +505,28 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+def _clamp_tensor(input, min, max, one=ClampOneTensor):
+    """Tensor bounds: all operands in PyTorch's result dtype, then one node."""
+    x, low = promote(input, min, "clamp") if min is not None else (input, None)
+    if max is None:
+        return one.apply(x, low, upper=False)
+    x, high = promote(x, max, "clamp")
+    if low is None:
+        return one.apply(x, high, upper=True)
+    return ClampTensor.apply(x, cast(low, x._array.dtype), high)
+
+
 def clamp_min(input, min):
+    """``max(input, min)`` elementwise, ``x`` keeping the gradient at ties (``torch.clamp_min``)."""
+    if is_tensor(min):
+        return _clamp_tensor(input, min, None, ClampMinTensor)
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    """``min(input, max)`` elementwise, ``x`` keeping the gradient at ties (``torch.clamp_max``)."""
+    if is_tensor(max):
+        return _clamp_tensor(input, None, max, ClampMaxTensor)
     return clamp(input, max=max)
 
 

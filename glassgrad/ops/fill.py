@@ -33,7 +33,7 @@ class Fill(Primitive):
 
     @staticmethod
     def backward(grad, *, value):
-        return (grad * 0,)
+        return (Fill.apply(grad, value=0),)  # not grad * 0: NaN where grad is inf
 
 
 class CopyFrom(Primitive):
@@ -47,7 +47,7 @@ class CopyFrom(Primitive):
 
     @staticmethod
     def backward(grad):
-        return grad * 0, grad
+        return Fill.apply(grad, value=0), grad
 
 
 class MaskedFill(Primitive):

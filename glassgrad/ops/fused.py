@@ -306,11 +306,14 @@ class LogSoftmaxBackwardData(Primitive):
 class NllLoss(Primitive):
     """``-x[n, index[n]] * weight[n]`` for ``x (N, C)``, reduced: 'none' (N,), 'sum', or 'mean'
     (divided by ``total``, the summed weights). ``weight`` (N,) already holds the class weights
-    of the targets and zeros where the target is ignored; ``classes`` is C."""
+    of the targets and zeros where the target is ignored; ``classes`` is C; ``ignored`` (N,) bool
+    marks the ignored targets (None: none is), whose rows get no gradient at all."""
 
     @staticmethod
-    def forward(xp, x, *, index, weight, total, reduction, classes):
+    def forward(xp, x, *, index, weight, total, reduction, classes, ignored=None):
         loss = x[np.arange(x.shape[0]), index] * -weight
+        if ignored is not None:  # an ignored row adds nothing, even a NaN (PyTorch skips it)
+            loss = xp.where(ignored, loss.dtype.type(0), loss)
         if reduction == "none":
             return loss
         out = xp.sum(loss)
@@ -320,18 +323,18 @@ class NllLoss(Primitive):
         return out
 
     @staticmethod
-    def backward(grad, *, index, weight, total, reduction, classes):
+    def backward(grad, *, index, weight, total, reduction, classes, ignored=None):
         return (NllLossBackward.apply(grad, index=index, weight=weight, total=total,
-                                      reduction=reduction, classes=classes),)
+                                      reduction=reduction, classes=classes, ignored=ignored),)
 
     @staticmethod
-    def backward_np(grad, *, index, weight, total, reduction, classes):
+    def backward_np(grad, *, index, weight, total, reduction, classes, ignored=None):
         if type(grad) is not np.ndarray:
             return _tensor_rule(NllLoss, grad, (), {"index": index, "weight": weight,
                                                    "total": total, "reduction": reduction,
-                                                   "classes": classes})
+                                                   "classes": classes, "ignored": ignored})
         return (NllLossBackward.forward(np, grad, index=index, weight=weight, total=total,
-                                        reduction=reduction, classes=classes),)
+                                        reduction=reduction, classes=classes, ignored=ignored),)
 
 
 class NllLossBackward(Primitive):
@@ -341,17 +344,21 @@ class NllLossBackward(Primitive):
     node_name = "NllLossBackwardBackward0"
 
     @staticmethod
-    def forward(xp, grad, *, index, weight, total, reduction, classes):
+    def forward(xp, grad, *, index, weight, total, reduction, classes, ignored=None):
         n = index.shape[0]
         out = xp.zeros((n, classes), grad.dtype)
         scale = grad if reduction == "none" else (grad / total if reduction == "mean" else grad)
-        out[np.arange(n), index] = -(weight * scale)
+        if ignored is None:
+            out[np.arange(n), index] = -(weight * scale)
+        else:  # NOTE: PyTorch writes no ignored row: 0 there, not 0 * (grad / 0) = nan
+            rows = np.flatnonzero(~ignored)
+            out[rows, index[rows]] = -(weight * scale)[rows]
         return out
 
     @staticmethod
-    def backward(grad_grad, *, index, weight, total, reduction, classes):
+    def backward(grad_grad, *, index, weight, total, reduction, classes, ignored=None):
         return (NllLoss.apply(grad_grad, index=index, weight=weight, total=total,
-                              reduction=reduction, classes=classes),)
+                              reduction=reduction, classes=classes, ignored=ignored),)
 
 
 class LeakyRelu(Primitive):

@@ -9,12 +9,20 @@ import numpy as np
 from .primitive import Primitive
 
 
+def zero_grad(grad):
+    """Zeros shaped like ``grad``: the gradient of an input whose derivative is identically 0.
+    Not ``grad * 0``, which is NaN where ``grad`` is inf or NaN (PyTorch gives zeros there)."""
+    from .fill import Fill
+
+    return Fill.apply(grad, value=0)
+
+
 class _Step(Primitive):
     """Piecewise-constant functions: zero gradient everywhere (PyTorch returns zeros too)."""
 
     @staticmethod
     def backward(grad):
-        return (grad * 0,)
+        return (zero_grad(grad),)
 
 
 def _sign(xp, x):
@@ -43,7 +51,7 @@ class FloorDivide(_Step):
 
     @staticmethod
     def backward(grad):
-        return grad * 0, grad * 0
+        return zero_grad(grad), zero_grad(grad)
 
 
 class RoundDecimals(_Step):
@@ -55,7 +63,7 @@ class RoundDecimals(_Step):
 
     @staticmethod
     def backward(grad, *, decimals):
-        return (grad * 0,)
+        return (zero_grad(grad),)
 
 
 class Clamp(Primitive):
@@ -73,13 +81,63 @@ class Clamp(Primitive):
 
     @staticmethod
     def backward(grad, x, *, min, max):
+        from .elementwise import select_grad
+
         keep = None
         if min is not None:
             keep = x >= min
         if max is not None:
             upper = x <= max
             keep = upper if keep is None else keep & upper
-        return (grad * keep,)
+        return (select_grad(keep, grad),)
+
+
+class ClampTensor(Primitive):
+    """``clamp(x, min, max)`` with Tensor bounds (broadcast), PyTorch's rule: ``x`` gets the
+    gradient where ``min <= x <= max``, ``min`` where ``x < min < max``, ``max`` where ``x > max``
+    or ``max < min`` (so a tie goes to ``x``, never split)."""
+
+    node_name = "ClampBackward0"
+    saves = ("x", "min", "max")
+
+    @staticmethod
+    def forward(xp, x, min, max):
+        return xp.minimum(xp.maximum(x, min), max)
+
+    @staticmethod
+    def backward(grad, x, min, max):
+        from .elementwise import select_grad
+
+        return (select_grad((x >= min) & (x <= max), grad),
+                select_grad((x < min) & (min < max), grad),
+                select_grad((x > max) | (max < min), grad))
+
+
+class ClampMinTensor(Primitive):
+    """``clamp_min(x, bound)`` (``upper=False``) or ``clamp_max(x, bound)`` (``upper=True``) for a
+    Tensor bound: ``x`` gets the gradient where it is not beyond the bound, ties included."""
+
+    node_name = "ClampMinBackward1"
+    saves = ("x", "bound")
+
+    @staticmethod
+    def forward(xp, x, bound, *, upper):
+        return xp.minimum(x, bound) if upper else xp.maximum(x, bound)
+
+    @staticmethod
+    def backward(grad, x, bound, *, upper):
+        from .elementwise import select_grad
+
+        inside, beyond = (x <= bound, x > bound) if upper else (x >= bound, x < bound)
+        return select_grad(inside, grad), select_grad(beyond, grad)
+
+
+class ClampMaxTensor(ClampMinTensor):
+    node_name = "ClampMaxBackward1"
+
+
+class ClampOneTensor(ClampMinTensor):  # clamp(x, min=T): PyTorch names it as the two-sided one
+    node_name = "ClampBackward0"
 
 
 # --- elementwise.py's helpers --------------------------------------------------------------------

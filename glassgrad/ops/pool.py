@@ -75,22 +75,42 @@ def adaptive_max_pool_indices(xp, x, output_size):
     return xp.asarray(index, dtype=xp.int64)
 
 
+def padding_only_windows(size, kernel, stride, padding, dilation, out):
+    """Windows that see only padding (possible with a dilation or ceil_mode): None if there is
+    none, else ``(empty, index)``, a bool mask over ``out`` and PyTorch's index for them (each
+    dim's first tap at or past 0, which lies beyond the input: PyTorch's max is -inf there)."""
+    nd = len(kernel)
+    empty, index = np.zeros(out, bool), np.zeros(out, np.int64)
+    for i in range(nd):
+        start = np.arange(out[i]) * stride[i] - padding[i][0]
+        taps = start[:, None] + np.arange(kernel[i]) * dilation[i]
+        shape = (-1,) + (1,) * (nd - 1 - i)
+        empty |= (~((taps >= 0) & (taps < size[i])).any(axis=1)).reshape(shape)
+        first = start + -(np.minimum(start, 0) // dilation[i]) * dilation[i]
+        index = index * size[i] + first.reshape(shape)
+    return (empty, index) if empty.any() else None
+
+
 class MaxPoolWithIndices(Primitive):
-    """Max pooling as a gather of ``x`` at precomputed argmax ``indices`` (N, C, *out)."""
+    """Max pooling as a gather of ``x`` at precomputed argmax ``indices`` (N, C, *out); windows
+    marked ``empty`` (only padding) give ``fill`` (-inf for the max, 0 for a gradient)."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
 
     @staticmethod
-    def forward(xp, x, *, indices, size, unique):
+    def forward(xp, x, *, indices, size, unique, empty=None, fill=None):
         n, c = size[:2]
         flat = x.reshape(n, c, math.prod(size[2:]))
+        if empty is not None:
+            indices = xp.where(empty, 0, indices)
         index = indices.reshape(n, c, math.prod(indices.shape[2:]))
-        picked = xp.take_along_axis(flat, index, axis=2)
-        return picked.reshape(indices.shape)
+        picked = xp.take_along_axis(flat, index, axis=2).reshape(indices.shape)
+        return picked if empty is None else xp.where(empty, x.dtype.type(fill), picked)
 
     @staticmethod
-    def backward(grad, *, indices, size, unique):
-        return (MaxPoolBackward.apply(grad, indices=indices, size=size, unique=unique),)
+    def backward(grad, *, indices, size, unique, empty=None, fill=None):
+        return (MaxPoolBackward.apply(grad, indices=indices, size=size, unique=unique,
+                                      empty=empty),)
 
 
 class AdaptiveMaxPool(MaxPoolWithIndices):
@@ -100,13 +120,17 @@ class AdaptiveMaxPool(MaxPoolWithIndices):
 
 
 class MaxPoolBackward(Primitive):
-    """Scatter ``grad_output`` to the argmax positions (adds where windows overlap)."""
+    """Scatter ``grad_output`` to the argmax positions (adds where windows overlap); ``empty``
+    windows (only padding) send nothing."""
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(xp, grad_output, *, indices, size, unique):
+    def forward(xp, grad_output, *, indices, size, unique, empty=None):
         rows, plane = size[0] * size[1], math.prod(size[2:])
+        if empty is not None:
+            grad_output = xp.where(empty, grad_output.dtype.type(0), grad_output)
+            indices, unique = xp.where(empty, 0, indices), False  # (several may land on 0)
         grad = grad_output.reshape(rows, math.prod(grad_output.shape[2:]))
         index = indices.reshape(grad.shape)
         if unique:  # windows do not overlap: every input position is hit at most once
@@ -119,8 +143,9 @@ class MaxPoolBackward(Primitive):
         return out.reshape(size)
 
     @staticmethod
-    def backward(grad, *, indices, size, unique):
-        return (MaxPoolWithIndices.apply(grad, indices=indices, size=size, unique=unique),)
+    def backward(grad, *, indices, size, unique, empty=None):
+        return (MaxPoolWithIndices.apply(grad, indices=indices, size=size, unique=unique,
+                                         empty=empty, fill=0),)
 
 
 def avg_pool_divisor(size, kernel, stride, padding, out, count_include_pad):

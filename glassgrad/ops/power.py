@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes
 from . import elementwise as _ew  # where/log for the backward rules (bound at call time)
 from .elementwise_backward import PowScalarBackward
-from .piecewise import _fp_quiet
+from .piecewise import _fp_quiet, zero_grad
 from .primitive import Primitive
 
 _BF16 = dtypes.bfloat16.np
@@ -39,7 +39,7 @@ class PowScalar(Primitive):
     @staticmethod
     def backward(grad, x, *, exponent):
         if exponent == 0:
-            return (grad * 0,)
+            return (zero_grad(grad),)  # PyTorch's zeros_like: 0 even for an inf/NaN grad
         return (PowScalarBackward.apply(grad, x, exponent=exponent),)
 
     @staticmethod
@@ -52,7 +52,7 @@ class PowScalar(Primitive):
     @staticmethod
     def backward_np(grad, x, *, exponent):
         if exponent == 0:
-            return (grad * 0,)
+            return (np.zeros_like(grad)[()],)
         if exponent == 2:  # x ** 1 is x
             return (grad * 2 * x,)
         # NOTE: a 0-d x arrives as a NumPy scalar; power must run on the array, as forward did
@@ -77,9 +77,10 @@ class Pow(Primitive):
             grad_x = _ew.where((y == 0), 0.0, grad * y * x ** (y - 1))
         if needs_input_grad[1]:
             # NOTE: log(x) itself, as PyTorch (its 0 * -inf at 0 ** y is masked here, but a double
-            # backward's d/dx through it is nan there, as PyTorch's): computed without the warning
+            # backward's d/dx through it is nan there, as PyTorch's): computed without the warning;
+            # grad times the masked factor, as PyTorch (an inf grad at 0 ** y gives nan there)
             with _fp_quiet():
-                grad_y = _ew.where((x == 0) & (y >= 0), 0.0, grad * result * _ew.log(x))
+                grad_y = grad * _ew.where((x == 0) & (y >= 0), 0.0, result * _ew.log(x))
         return grad_x, grad_y
 
 
@@ -87,7 +88,7 @@ class RPowScalar(Primitive):
     """``base ** x`` for a number base."""
 
     node_name = "PowBackward2"
-    saves = ("result",)
+    saves = ("x", "result")
 
     @staticmethod
     def forward(xp, x, *, base):
@@ -95,7 +96,9 @@ class RPowScalar(Primitive):
             return xp.asarray(base, dtype=x.dtype) ** x
 
     @staticmethod
-    def backward(grad, result, *, base):
+    def backward(grad, x, result, *, base):
         if base == 0:
-            return (_ew.where(result == 0, 0.0, grad * 0),)
+            # PyTorch: grad * (0 where x >= 0 else result * log(0)), so -inf where x < 0
+            with _fp_quiet():
+                return (grad * _ew.where(x >= 0, 0.0, result * -math.inf),)
         return (grad * result * (math.log(base) if base > 0 else math.nan),)  # as torch: NaN

@@ -139,9 +139,13 @@ class Amax(Primitive):
         # NOTE: ties share the gradient equally, as PyTorch's amax and max() do; max() (evenly)
         # also shares it among NaNs when the result is NaN (PyTorch's evenly_distribute_backward)
         r = keep_dims(result, dims, keepdim, x.shape)
-        mask = (x == r).to(grad.dtype)
-        if evenly:
-            mask = mask + (x.isnan() & r.isnan()).to(grad.dtype)
+        if evenly:  # NOTE: PyTorch's masked_fill: 0 off the ties even for an inf/NaN grad
+            from .elementwise import select_grad
+
+            ties = (x == r) | (x.isnan() & r.isnan())
+            count = Sum.apply(ties.to(grad.dtype), dims=dims, keepdim=True, shape=x.shape)
+            return (select_grad(ties, keep_dims(grad, dims, keepdim, x.shape) / count),)
+        mask = (x == r).to(grad.dtype)  # (amax/amin: PyTorch multiplies by the mask)
         count = Sum.apply(mask, dims=dims, keepdim=True, shape=x.shape)
         return (keep_dims(grad, dims, keepdim, x.shape) * mask / count,)
 

@@ -1,7 +1,7 @@
 """Activation modules (``torch.nn.ReLU`` ...): thin wrappers over ``nn.functional``.
 
-``inplace=True`` is accepted everywhere; ReLU then writes into its input as PyTorch does, the
-others compute out of place (same values and gradients; the input is left unchanged).
+``inplace=True`` writes the result into the input and returns it, as PyTorch does (the input's
+version bumps; a leaf that requires grad is refused).
 """
 
 from __future__ import annotations
@@ -130,14 +130,14 @@ class SiLU(SELU):
     """``x * sigmoid(x)`` (``torch.nn.SiLU``)."""
 
     def forward(self, input):
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
 
 class Mish(SELU):
     """``x * tanh(softplus(x))`` (``torch.nn.Mish``)."""
 
     def forward(self, input):
-        return F.mish(input)
+        return F.mish(input, self.inplace)
 
 
 class Hardsigmoid(Module):
@@ -148,14 +148,14 @@ class Hardsigmoid(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.hardsigmoid(input)
+        return F.hardsigmoid(input, self.inplace)
 
 
 class Hardswish(Hardsigmoid):
     """``x * relu6(x + 3) / 6`` (``torch.nn.Hardswish``)."""
 
     def forward(self, input):
-        return F.hardswish(input)
+        return F.hardswish(input, self.inplace)
 
 
 def _stateless(name, fn, doc):
@@ -195,7 +195,7 @@ class Threshold(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.threshold(input, self.threshold, self.value)
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}{_inplace_suffix(self.inplace)}"
