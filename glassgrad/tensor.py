@@ -17,7 +17,7 @@ from .autograd import graph as _graph
 from .autograd.grad_mode import _state
 from .autograd.graph import InferenceVersion, RemovableHandle
 from .backend import CPU_DEVICE, xp
-from .ops import primitive
+from .ops import _overlap, primitive
 from .ops import shape as _shape_ops
 
 _new = object.__new__
@@ -375,8 +375,14 @@ class Tensor:
                     f"result type {src.name.capitalize()} can't be cast to the desired output type "
                     f"{dst.name.capitalize()} (in-place {op} on a {dst} tensor)"
                 )
-        if not arr.flags.writeable:
-            raise RuntimeError(f"glassgrad: in-place {op} on a read-only tensor (an expanded view?)")
+        if not arr.flags.writeable:  # NOTE [Expanded writes] in ops/_overlap.py
+            alias = _overlap.writable(arr, op)
+            if alias is None:
+                raise RuntimeError(f"glassgrad: in-place {op} on a read-only tensor")
+            if _overlap.internal_overlap(arr):
+                _overlap.write_changed(alias, arr.copy(), out)
+                out = alias  # (written: the copy below copies it onto itself)
+            arr = alias
         if self._vc.__class__ is InferenceVersion and not _state.inference:
             raise RuntimeError(
                 "Inplace update to inference tensor outside InferenceMode is not allowed.You can "

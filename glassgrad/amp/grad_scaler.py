@@ -14,7 +14,8 @@ Beyond PyTorch, ``scaler.history`` (newest last) and ``scaler.last_step`` say fo
 ``step(optimizer)`` whether the optimizer stepped, which parameters held inf/NaN gradients, the
 scale before and after ``update()`` and the growth tracker (pytorch/pytorch#55585, #67590).
 A skipped step calls ``optimizer._note_skipped_step()`` (NOTE [Skipped steps] in
-optim/optimizer.py), so an LR scheduler does not warn that ``optimizer.step()`` was not called.
+optim/optimizer.py): ``scheduler.step(scaler=scaler)`` then does not advance, and a plain
+``scheduler.step()`` after a skipped first step warns as PyTorch's does.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from ..autograd.grad_mode import _state
-from . import primitive
+from . import _overlap, primitive
 from ._forward_errors import broadcast_shapes
 from ._names import c_type, scalar_type
 from ._util import is_tensor, mark_view, wrap_dim
@@ -292,12 +292,8 @@ def setitem(input, index, value) -> None:
     if recording:
         _check_inplace_leaf(input)
     arr = input._array
-    if not arr.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation.\n"
-            f"glassgrad: the {list(input.shape)} tensor is an expanded view."
-        )
+    if not arr.flags.writeable:  # NOTE [Expanded writes] in _overlap.py
+        arr = _writable(arr, idx, v)
     try:
         arr[idx] = v._array
     except IndexError as e:
@@ -311,6 +307,20 @@ def setitem(input, index, value) -> None:
         # IndexPut.apply_inplace would record: IndexPut saves nothing, so no snapshot is needed
         _record(IndexPut, input, (input, v), {"index": idx, "accumulate": False})
         input._rebase_history()
+
+
+def _writable(arr, idx, value):
+    """``arr`` (read-only) made writable for ``arr[idx] = value``: a basic index writes a view,
+    refused when that view repeats an element; an advanced one is PyTorch's deprecated
+    ``index_put_`` (``masked_fill_`` for a lone mask and a number) on an expanded tensor."""
+    if _is_basic(idx):
+        out = _overlap.writable(arr, "setitem", arr[idx])
+    else:
+        mask = len(idx) == 1 and getattr(idx[0], "dtype", None) == np.bool_ and not value.ndim
+        out = _overlap.writable(arr, "maskedfill_index" if mask else "index_put_")
+    if out is None:
+        raise RuntimeError("glassgrad: setting items of a read-only tensor")
+    return out
 
 
 def index_put(input, indices, values, accumulate: bool = False):

@@ -114,7 +114,7 @@ class LRScheduler:
 
     Construction records ``group["initial_lr"]`` and takes the first step (``last_epoch`` becomes
     0). Subclasses implement ``get_lr()``. ``step()`` warns like PyTorch when it is first called
-    before ``optimizer.step()``; a step skipped by ``amp.GradScaler`` counts as called (see
+    before ``optimizer.step()``, a first step skipped by ``amp.GradScaler`` included (see
     NOTE [Skipped steps] in optimizer.py). Raises TypeError when ``optimizer`` is not an
     ``Optimizer`` and KeyError when resuming (``last_epoch >= 0``) without ``initial_lr``.
     """

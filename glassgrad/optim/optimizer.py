@@ -10,9 +10,9 @@ for backward still raises PyTorch's "modified by an inplace operation" error.
 NOTE [Skipped steps]: ``step()`` increments ``optimizer._step_count`` when it returns (real steps
 only); an LR scheduler wraps ``optimizer.step`` so that calling it sets ``optimizer._opt_called``,
 as in PyTorch. A caller that decides not to step, such as ``amp.GradScaler`` after inf/NaN
-gradients, calls ``optimizer._note_skipped_step()`` instead: it sets ``_opt_called`` but counts no
-step, so an LR scheduler stepped afterwards does not warn that ``optimizer.step()`` was never called
-(PyTorch warns in that case; glassgrad does not).
+gradients, calls ``optimizer._note_skipped_step()`` instead: it counts no step and leaves
+``_opt_called`` alone, so an LR scheduler stepped after a first step that was skipped warns that
+``optimizer.step()`` was not called, as PyTorch's does (its scaler never calls the wrapped step).
 """
 
 from __future__ import annotations
@@ -264,9 +264,8 @@ class Optimizer:
 
     def _note_skipped_step(self) -> None:
         """Record a ``step()`` that a caller deliberately skipped (``amp.GradScaler`` on inf/NaN
-        gradients): LR schedulers then do not warn; ``_step_count`` is unchanged; a scheduler
-        stepped with ``scaler=`` does not advance."""
-        self._opt_called = True
+        gradients): ``_step_count`` and ``_opt_called`` are unchanged (PyTorch's LR-scheduler
+        warning still fires); a scheduler stepped with ``scaler=`` does not advance."""
         self._last_step_skipped = True
 
     def register_step_pre_hook(self, hook) -> RemovableHandle:
