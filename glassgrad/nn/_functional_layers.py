@@ -12,7 +12,7 @@ from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
 from ..ops._names import scalar_type
-from ..ops._util import is_tensor
+from ..ops._util import half, is_tensor
 from ..ops.elementwise import rsqrt, where
 from ..ops.fused import Linear
 from ..ops.fused_norm import BatchNorm
@@ -152,12 +152,52 @@ def _affine(out, weight, bias, shape):
     return out
 
 
+def _widen(*tensors) -> list:
+    """The float16/bfloat16 ones among ``tensors`` (None passes) as float32, differentiably: a
+    16-bit normalisation is computed in float32 and its result rounded once to the input's dtype,
+    as PyTorch's kernels do, float32 parameters with a 16-bit input included (NOTE [16-bit
+    accumulation] in ops/_util.py)."""
+    return [t.float() if is_tensor(t) and half(t._array.dtype) else t for t in tensors]
+
+
+def _half_input(input) -> bool:
+    return is_tensor(input) and half(input._array.dtype)
+
+
+def _check_mixed(op, input, *params) -> None:
+    """PyTorch's CPU rule for normalisation parameters of another dtype than the input: only a
+    float16/bfloat16 input with float32 parameters (RuntimeError otherwise)."""
+    dt = input._array.dtype
+    given = [p for p in params if is_tensor(p)]
+    if all(p._array.dtype == dt for p in given):
+        return
+    found = ", ".join(sorted({str(p.dtype) for p in given}))
+    hint = (f"\nglassgrad: {op} of a {input.dtype} input with {found} parameters; PyTorch mixes "
+            "only a float16/bfloat16 input with float32 parameters. Convert them with "
+            ".to(input.dtype).")
+    if any(p._array.dtype != np.float32 for p in given):
+        raise RuntimeError(
+            "mixed dtype (CPU): expect parameter to have scalar type of Float" + hint)
+    if not half(dt):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype." + hint)
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):
     """Normalise ``(N, C, *)`` per channel with batch statistics (``training``; the running
     statistics are then updated in place with ``momentum`` and the unbiased variance) or with the
     running statistics (``torch.nn.functional.batch_norm``). ValueError for one value per channel
-    in training."""
+    in training. A 16-bit input gives its own dtype, as in PyTorch."""
+    if is_tensor(input):
+        _check_mixed("batch_norm", input, weight, bias, running_mean, running_var)
+    if _half_input(input):  # the running statistics keep their dtype: updated in place
+        stats = (running_mean, running_var) if training else _widen(running_mean, running_var)
+        return _batch_norm(*_widen(input), *stats, *_widen(weight, bias), training, momentum,
+                           eps).to(input.dtype)
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
     ndim = input.ndim
     if ndim < 2:
         raise ValueError(f"expected 2D or more input (got {ndim}D input)")
@@ -246,6 +286,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
+    _check_mixed("layer_norm", input, weight, bias)
+    if _half_input(input):
+        return layer_norm(*_widen(input), normalized_shape, *_widen(weight, bias), eps).to(
+            input.dtype)
     k = len(normalized_shape)
     if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
         raise RuntimeError(
@@ -269,8 +313,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = float(np.finfo(input._array.dtype).eps)
     dims = tuple(range(input.ndim - k, input.ndim))
+    if _half_input(input):
+        return rms_norm(*_widen(input), normalized_shape, *_widen(weight), eps).to(input.dtype)
     out = input * rsqrt(mean(input * input, dims, keepdim=True) + eps)
-    return out if weight is None else out * weight
+    out = out if weight is None else out * weight
+    return out if out.dtype == input.dtype else out.to(input.dtype)  # PyTorch's type_as(input)
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
@@ -288,6 +335,9 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
             "Expected number of channels in input to be divisible by num_groups, but got input of "
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
+    _check_mixed("group_norm", input, weight, bias)
+    if _half_input(input):
+        return group_norm(*_widen(input), num_groups, *_widen(weight, bias), eps).to(input.dtype)
     grouped = input.reshape(n, num_groups, -1)
     out = _normalize_last(grouped, (2,), eps).reshape(input.shape)
     return _affine(out, weight, bias, (1, c) + (1,) * (input.ndim - 2))
@@ -299,6 +349,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     running statistics are not supported."""
     if running_mean is not None or running_var is not None or not use_input_stats:
         raise NotImplementedError("glassgrad: instance_norm with running statistics")
+    _check_mixed("instance_norm", input, weight, bias)
+    if _half_input(input):
+        return instance_norm(*_widen(input), weight=weight, bias=bias, eps=eps).to(input.dtype)
     out = _normalize_last(input, tuple(range(2, input.ndim)), eps)
     return _affine(out, weight, bias, (1, input.shape[1]) + (1,) * (input.ndim - 2))
 

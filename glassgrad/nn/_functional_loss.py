@@ -14,7 +14,7 @@ from .. import dtypes
 from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax
-from ..ops._util import is_tensor
+from ..ops._util import half, is_tensor
 from ..ops.activation import Softplus
 from ..ops.elementwise import log, where
 from ..ops.fused import NllLoss
@@ -207,12 +207,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         raise IndexError(f"Target {bad} is out of bounds.")
     keep = ~ignored
     arr = input._array
-    if (input.ndim == 2 and type(arr) is np.ndarray and arr.dtype.kind == "f"
+    if (input.ndim == 2 and type(arr) is np.ndarray
+            and (arr.dtype.kind == "f" or half(arr.dtype))
             and reduction in ("mean", "sum", "none")
             and (weight is None or (weight._array.dtype == arr.dtype and not weight._requires_grad))):
         # one fused op (ops/fused.py) for the common (N, C) case; same values as below
         w = (weight._array[safe] * keep) if weight is not None else keep.astype(arr.dtype)
-        total = np.asarray(w.sum(), dtype=arr.dtype) if reduction == "mean" else None
+        acc = np.float32 if half(arr.dtype) else arr.dtype  # NOTE [16-bit accumulation]
+        total = np.asarray(w.sum(dtype=acc), dtype=acc) if reduction == "mean" else None
         return NllLoss.apply(input, index=safe, weight=w, total=total, reduction=reduction,
                              classes=c, ignored=ignored if ignored.any() else None)
     class_dim = 1 if input.ndim >= 2 else 0

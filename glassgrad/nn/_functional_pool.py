@@ -255,7 +255,7 @@ def _adaptive_avg_poolnd(input, output_size, nd, op):
         result = _pool.AvgPool.apply(x, kernel=kernel, stride=kernel, padding=((0, 0),) * nd,
                                      divisor=math.prod(kernel), size=x.shape)
     else:
-        mats = _pool.adaptive_avg_matrices(size, out, x._array.dtype)
+        mats = _pool.adaptive_avg_matrices(size, out, _pool._accumulator(np, x._array.dtype))
         result = _pool.AdaptiveAvgPool.apply(x, mats=mats)
     return result if batched else result.squeeze(0)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 
+from ._util import half, widened
 from .primitive import Primitive
 
 
@@ -185,6 +186,9 @@ class Convolution(Primitive):
 
     @staticmethod
     def forward(xp, x, weight, *bias, stride, padding, dilation, groups):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(Convolution.forward, xp, x, weight, *bias, stride=stride,
+                           padding=padding, dilation=dilation, groups=groups)
         return _add_bias(_conv_forward(xp, x, weight, stride, padding, dilation, groups), bias)
 
     @staticmethod
@@ -208,6 +212,10 @@ class ConvolutionTranspose(Primitive):
 
     @staticmethod
     def forward(xp, x, weight, *bias, output_size, stride, padding, dilation, groups):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(ConvolutionTranspose.forward, xp, x, weight, *bias,
+                           output_size=output_size, stride=stride, padding=padding,
+                           dilation=dilation, groups=groups)
         result = _conv_backward_input(xp, x, weight, output_size, stride, padding, dilation,
                                       groups)
         return _add_bias(result, bias)
@@ -235,6 +243,10 @@ class ConvolutionBackwardInput(Primitive):
 
     @staticmethod
     def forward(xp, grad_output, weight, *, input_size, stride, padding, dilation, groups):
+        if half(grad_output.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(ConvolutionBackwardInput.forward, xp, grad_output, weight,
+                           input_size=input_size, stride=stride, padding=padding,
+                           dilation=dilation, groups=groups)
         return _conv_backward_input(xp, grad_output, weight, input_size, stride, padding,
                                     dilation, groups)
 
@@ -261,6 +273,10 @@ class ConvolutionBackwardWeight(Primitive):
 
     @staticmethod
     def forward(xp, x, grad_output, *, weight_size, stride, padding, dilation, groups):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(ConvolutionBackwardWeight.forward, xp, x, grad_output,
+                           weight_size=weight_size, stride=stride, padding=padding,
+                           dilation=dilation, groups=groups)
         return _conv_backward_weight(xp, x, grad_output, weight_size, stride, padding, dilation,
                                      groups)
 
@@ -299,6 +315,9 @@ class Col2Im(Primitive):
 
     @staticmethod
     def forward(xp, cols, *, size, kernel, stride, padding, dilation):
+        if half(cols.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(Col2Im.forward, xp, cols, size=size, kernel=kernel, stride=stride,
+                           padding=padding, dilation=dilation)
         out = out_size(size, kernel, stride, padding, dilation)
         n, ck = cols.shape[:2]
         cols = cols.reshape((n, ck // math.prod(kernel)) + tuple(kernel) + out)

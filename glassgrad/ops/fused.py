@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from . import primitive
+from ._util import half, widened
 from .linalg import matmul
 from .primitive import Primitive
 
@@ -48,7 +49,14 @@ class Linear(Primitive):
                     np.zeros(weight.shape[:1], grad.dtype) if needs_input_grad[2] else None)
         return (_gemm(np, grad, weight) if needs_input_grad[0] else None,
                 _gemm(np, grad.T, x) if needs_input_grad[1] else None,
-                np.add.reduce(grad, axis=0, dtype=grad.dtype) if needs_input_grad[2] else None)
+                _sum_rows(grad) if needs_input_grad[2] else None)
+
+
+def _sum_rows(grad):
+    """The bias gradient ``grad.sum(0)`` (NOTE [16-bit accumulation] in ops/_util.py)."""
+    if half(grad.dtype):
+        return np.add.reduce(grad, axis=0, dtype=np.float32).astype(grad.dtype)
+    return np.add.reduce(grad, axis=0, dtype=grad.dtype)
 
 
 class MatMulNT(Primitive):
@@ -217,6 +225,8 @@ class LogSoftmax(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dim):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(LogSoftmax.forward, xp, x, dim=dim)
         m = xp.max(x, axis=dim, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)
         shifted = x - m
@@ -242,6 +252,8 @@ class Softmax(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dim):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(Softmax.forward, xp, x, dim=dim)
         with np.errstate(invalid="ignore"):  # an inf max makes the row NaN, as in PyTorch
             e = xp.exp(x - xp.max(x, axis=dim, keepdims=True))
             e /= xp.sum(e, axis=dim, keepdims=True)
@@ -266,6 +278,8 @@ class SoftmaxBackwardData(Primitive):
 
     @staticmethod
     def forward(xp, grad, y, *, dim):
+        if half(grad.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(SoftmaxBackwardData.forward, xp, grad, y, dim=dim)
         gy = grad * y
         return gy - y * xp.sum(gy, axis=dim, keepdims=True)
 
@@ -290,6 +304,8 @@ class LogSoftmaxBackwardData(Primitive):
 
     @staticmethod
     def forward(xp, grad, y, *, dim):
+        if half(grad.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(LogSoftmaxBackwardData.forward, xp, grad, y, dim=dim)
         return grad - xp.exp(y) * xp.sum(grad, axis=dim, keepdims=True)
 
     @staticmethod
@@ -316,11 +332,13 @@ class NllLoss(Primitive):
             loss = xp.where(ignored, loss.dtype.type(0), loss)
         if reduction == "none":
             return loss
-        out = xp.sum(loss)
+        # NOTE [16-bit accumulation] in ops/_util.py: ``total`` is then float32 too
+        wide = half(loss.dtype)
+        out = xp.sum(loss, dtype=np.float32) if wide else xp.sum(loss)
         if reduction == "mean":
             with np.errstate(divide="ignore", invalid="ignore"):
                 out = out / total
-        return out
+        return out.astype(loss.dtype) if wide else out
 
     @staticmethod
     def backward(grad, *, index, weight, total, reduction, classes, ignored=None):

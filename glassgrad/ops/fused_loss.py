@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ._util import divide_count, half
 from .elementwise import _sigmoid
 from .primitive import Primitive
 from .scalar import constant
@@ -22,6 +23,9 @@ from .scalar import constant
 def _reduce_array(xp, loss, reduction):
     if reduction == "none":
         return loss
+    if half(loss.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+        return (xp.sum if reduction == "sum" else xp.mean)(loss, dtype=np.float32).astype(
+            loss.dtype)
     if type(loss) is np.ndarray and loss.size:
         # NOTE: np.sum/np.mean's own steps (add.reduce, then for the mean a division of the
         # float result by the count, NEP 50), without their ~4 us of Python wrappers
@@ -36,7 +40,7 @@ def _spread_array(xp, grad, shape, reduction):
     if reduction == "none":
         return grad
     if reduction == "mean":
-        grad = grad / grad.dtype.type(math.prod(shape))
+        grad = divide_count(grad, math.prod(shape))
     return xp.broadcast_to(grad, shape)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from . import primitive
 from ._forward_errors import broadcast_shapes
 from ._names import scalar_type
-from ._util import is_tensor, wrap_dim
+from ._util import half, is_tensor, widened, wrap_dim
 from .indexing import IndexBackward, IndexPut, _value_tensor, getitem
 from .primitive import Primitive
 
@@ -57,6 +57,9 @@ def _pad_to(grad_src, index, src_shape):
 class ScatterAdd(Primitive):
     @staticmethod
     def forward(xp, x, src, *, dim, index, src_shape):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py (index_add stays 16-bit)
+            return widened(ScatterAdd.forward, xp, x, src, dim=dim, index=index,
+                           src_shape=src_shape)
         out = x.copy()
         xp.add.at(out, _full_index(index, dim), src[tuple(slice(0, s) for s in index.shape)])
         return out

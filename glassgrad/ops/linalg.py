@@ -15,7 +15,7 @@ from ..amp.autocast import autocast_arg, autocast_args, autocast_excluded
 from ..amp.autocast import state as _autocast
 from . import primitive
 from ._names import c_type, scalar_type
-from ._util import is_tensor, promote, wrap_dim
+from ._util import half, is_tensor, promote, wrap_dim
 from .einsum_parse import contraction_path, parse_equation
 from .primitive import Primitive
 
@@ -343,7 +343,9 @@ class EinsumUnary(Primitive):
 
     @staticmethod
     def forward(xp, x, *, equation, shape):
-        if x.dtype.kind == "V":  # NOTE: NumPy's einsum rejects bfloat16 (ml_dtypes)
+        # NOTE: NumPy's einsum rejects bfloat16 (ml_dtypes); float16 sums in float32 as well
+        # (NOTE [16-bit accumulation] in ops/_util.py)
+        if half(x.dtype):
             return xp.einsum(equation, x.astype(xp.float32)).astype(x.dtype)
         out = xp.einsum(equation, x)
         return out.copy() if np.may_share_memory(out, x) else out

@@ -256,6 +256,8 @@ class AdaptiveAvgPool(Primitive):
 
     @staticmethod
     def forward(xp, x, *, mats):
+        if x.dtype != mats[0].dtype:  # 16-bit input: float32 bins (NOTE [16-bit accumulation])
+            return _apply_matrices(xp, x.astype(mats[0].dtype), mats).astype(x.dtype)
         return _apply_matrices(xp, x, mats)
 
     @staticmethod

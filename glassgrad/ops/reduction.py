@@ -15,7 +15,7 @@ from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from . import primitive
 from ._names import scalar_type
-from ._util import cast, wrap_dim, wrap_dims
+from ._util import cast, half, widened, wrap_dim, wrap_dims
 from .primitive import Primitive
 from .reduction_backward import MeanBackward, SumBackward
 from .scan import Cumprod, Cumsum, cumprod, cumsum, logcumsumexp  # noqa: F401 - re-exported
@@ -55,6 +55,8 @@ def keep_dims(grad, dims, keepdim, shape):
 class Sum(Primitive):
     @staticmethod
     def forward(xp, x, *, dims, keepdim, shape):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return xp.sum(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(x.dtype)
         return xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
 
     @staticmethod
@@ -74,6 +76,8 @@ class Mean(Primitive):
         if n == 0:
             with np.errstate(invalid="ignore"):
                 return xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype) / x.dtype.type(0)
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return xp.mean(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(x.dtype)
         return xp.mean(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
 
     @staticmethod
@@ -170,6 +174,8 @@ class LogSumExp(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dims, keepdim):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(LogSumExp.forward, xp, x, dims=dims, keepdim=keepdim)
         if x.size == 0:
             with np.errstate(divide="ignore"):
                 return xp.log(xp.sum(xp.exp(x), axis=dims, keepdims=keepdim))
@@ -194,6 +200,8 @@ class Var(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dims, keepdim, correction):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(Var.forward, xp, x, dims=dims, keepdim=keepdim, correction=correction)
         with np.errstate(divide="ignore", invalid="ignore"):
             if correction < _count(x.shape, dims):
                 return xp.var(x, axis=dims, ddof=correction, keepdims=keepdim)
@@ -217,6 +225,8 @@ class Norm2(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dims, keepdim):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(Norm2.forward, xp, x, dims=dims, keepdim=keepdim)
         return xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim, dtype=x.dtype))
 
     @staticmethod
@@ -237,6 +247,8 @@ class NormP(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dims, keepdim, p):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(NormP.forward, xp, x, dims=dims, keepdim=keepdim, p=p)
         with np.errstate(divide="ignore"):
             return xp.sum(xp.abs(x) ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
 

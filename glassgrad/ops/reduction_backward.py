@@ -6,6 +6,7 @@ division for the mean). Their derivatives are ``sum`` and ``mean`` again.
 
 from __future__ import annotations
 
+from ._util import divide_count
 from .primitive import Primitive
 
 
@@ -36,7 +37,7 @@ class MeanBackward(Primitive):
 
     @staticmethod
     def forward(xp, grad, *, dims, keepdim, shape, n):
-        return xp.broadcast_to(_kept(grad / grad.dtype.type(n), dims, keepdim, shape), shape)
+        return xp.broadcast_to(_kept(divide_count(grad, n), dims, keepdim, shape), shape)
 
     @staticmethod
     def backward(grad_grad, *, dims, keepdim, shape, n):

@@ -16,13 +16,15 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import _state
-from ._util import cast, wrap_dim
+from ._util import cast, half, widened, wrap_dim
 from .primitive import Primitive
 
 
 class Cumsum(Primitive):
     @staticmethod
     def forward(xp, x, *, dim):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return xp.cumsum(x, axis=dim, dtype=np.float32).astype(x.dtype)
         return xp.cumsum(x, axis=dim, dtype=x.dtype)
 
     @staticmethod
@@ -42,6 +44,8 @@ class Cumprod(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dim):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return xp.cumprod(x, axis=dim, dtype=np.float32).astype(x.dtype)
         return xp.cumprod(x, axis=dim, dtype=x.dtype)
 
     @staticmethod
@@ -122,6 +126,8 @@ class LogCumSumExp(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dim):
+        if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+            return widened(LogCumSumExp.forward, xp, x, dim=dim)
         return xp.logaddexp.accumulate(x, axis=dim)
 
     @staticmethod

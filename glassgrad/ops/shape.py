@@ -99,7 +99,12 @@ def _sum_to(x, shape):
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
     )
-    out = x.sum(axis=axes, keepdims=True) if axes else x
+    if not axes:
+        out = x
+    elif _util.half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
+        out = x.sum(axis=axes, keepdims=True, dtype=np.float32).astype(x.dtype)
+    else:
+        out = x.sum(axis=axes, keepdims=True)
     if lead:
         out = out.reshape(shape)
     return out if out is not x else x.copy()
