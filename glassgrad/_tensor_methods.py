@@ -382,16 +382,26 @@ Tensor.log_normal_ = _random_fill(_fac._fill_log_normal)
 Tensor.cauchy_ = _random_fill(_fac._fill_cauchy)
 
 
-def _squeeze_(self, dim=None):
-    out = sh.squeeze(self, dim)
+def _reshape_inplace(self, out):
+    """squeeze_/unsqueeze_: self takes the view ``out``'s shape and its history too, so that
+    backward meets the new shape through the view's node (PyTorch's SqueezeBackward); with the
+    shape alone the old node would sum a gradient of the wrong shape into its input."""
+    if out._requires_grad:
+        from .ops.primitive import _check_inplace_leaf
+
+        _check_inplace_leaf(self)
+        self.grad_fn = out.grad_fn
+        self._output_nr = out._output_nr
     self._array = out._array
     return self
+
+
+def _squeeze_(self, dim=None):
+    return _reshape_inplace(self, sh.squeeze(self, dim))
 
 
 def _unsqueeze_(self, dim):
-    out = sh.unsqueeze(self, dim)
-    self._array = out._array
-    return self
+    return _reshape_inplace(self, sh.unsqueeze(self, dim))
 
 
 Tensor.squeeze_ = _squeeze_

@@ -85,7 +85,8 @@ def _snap(v, lib):
         t = v.detach()
         dt = str(t.dtype).split(".")[-1]
         if lib is torch:
-            arr = t.to(torch.float64).numpy() if t.is_floating_point() else t.numpy()
+            # force: a second-order gradient can be a ZeroTensor, which numpy() refuses
+            arr = (t.to(torch.float64) if t.is_floating_point() else t).numpy(force=True)
         else:
             arr = np.asarray(t._array)
             arr = arr.astype(np.float64) if t.is_floating_point() else arr

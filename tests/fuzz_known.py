@@ -51,6 +51,7 @@ FLOAT_ONLY = ("not implemented for", "inputs not supported for", "does not suppo
               "Integer division with addcdiv", "with a bool tensor is not supported",
               "on a bool tensor is not supported", "with two bool tensors is not supported",
               "on an unsigned type with negative limits")
+BOOL_ARITH = ("with a bool tensor is not supported", "on a bool tensor is not supported")
 INT_WRITE_T = ("can't be cast to the desired output type", "cannot be converted to type")
 INT_WRITE_G = ("out of bounds for uint8", "out of bounds for int8", "cannot convert float NaN",
                "cannot convert float infinity")
@@ -73,23 +74,29 @@ KNOWN = (
           "it or raises another type; and for empty inputs the other way round",
           "4 (ints)",
           lambda f: _raise_kind(f) and (_says(f.theirs, *FLOAT_ONLY) and (
-              _int_operand(f) or f.step.op in GRAD_STEPS) or _int_operand(f) and _says(
+              _int_operand(f) or f.step.op in GRAD_STEPS or _says(f.theirs, *BOOL_ARITH))
+              or _int_operand(f) and _says(
               f.ours, "not implemented for", "with two bool tensors", "with a bool tensor"))),
     Known("write of a float, inf/NaN or out-of-range number into an integer tensor (in-place "
           "op, fill_, setitem, masked_fill, clamp_ bounds): torch raises 'result type Float "
           "can't be cast' / 'value cannot be converted' or wraps, glassgrad truncates or raises "
           "NumPy's OverflowError/ValueError", "4 (ints)",
           lambda f: _raise_kind(f) and (_says(f.theirs, *INT_WRITE_T) or _says(f.ours, *INT_WRITE_G)
+                                        or f.theirs == "no error" and _non_float(f)
+                                        and _says(f.ours, INT_WRITE_T[0])
                                         or re.search(r"Python integer -?\d+ out of bounds", f.ours)
                                         is not None)),
-    Known("integer power with a negative integer exponent: torch computes (0, 1 or -1), "
-          "glassgrad raises 'Integers to negative integer powers'", "4 (ints)",
-          lambda f: f.kind == "raise" and _says(f.ours, "Integers to negative integer powers")),
+    Known("integer power with a negative integer exponent: torch computes (0, 1 or -1) for a "
+          "tensor exponent and refuses a number (x ** -1), glassgrad the other way round",
+          "4 (ints)",
+          lambda f: f.kind == "raise" and _says(f.ours + f.theirs,
+                                                "Integers to negative integer powers")),
     Known("result dtype (and value) of integer/bool ops: bool ** 2 and 2 ** bool (int64 in "
           "torch, int8 and 2 ** True == 1 in glassgrad), bool.clamp(max=-1), "
           "add(bool, bool, alpha=2), hardtanh/relu6/addcmul on integers (float32 in glassgrad), "
           "int8 ^ 0-d int64", "4 (ints)",
-          lambda f: f.kind == "dtype" and _non_float(f)),
+          lambda f: f.kind == "dtype" and (_non_float(f) or f.step.op in ("addcmul", "addcdiv")
+                                           and _int_operand(f))),
     Known("sign/sign_ of a bool tensor raises NumPy's message (torch returns the bools)",
           "4 (ints)", lambda f: f.kind == "raise" and _says(f.ours, "ufunc 'sign'")),
     Known("addcmul/addcmul_ of integer tensors into a float tensor: glassgrad multiplies in the "
@@ -105,9 +112,9 @@ KNOWN = (
           "times grad, e.g. hardshrink, relu, clamp): torch's requires grad, glassgrad's not",
           "3 (graph)",
           lambda f: f.kind == "requires_grad" and f.step.op == "grad"),
-    Known("in-place rules torch enforces and glassgrad misses: metadata in-place (squeeze_, "
-          "unsqueeze_) on a leaf that requires grad; in-place on an EMPTY view of such a leaf; "
-          "outputs of split/chunk/unbind; self-overlapping setitem", "3 (graph)",
+    Known("in-place rules torch enforces and glassgrad misses: in-place on an EMPTY view of a "
+          "leaf that requires grad; outputs of split/chunk/unbind; self-overlapping setitem",
+          "3 (graph)",
           lambda f: f.kind == "raise" and f.ours == "no error"
           and _says(f.theirs, *INPLACE_RULES)),
     Known("in-place op on an empty tensor with an operand that requires grad: the result does "
@@ -170,30 +177,22 @@ KNOWN = (
           lambda f: f.kind == "value" and f.step.op in (">", "<=", "==", "!=", "eq", "<", ">=")
           and any(d == "uint8" for d, _ in f.step.args) and re.search(r"-\d", f.step.code)
           is not None),
-    Known("torch.cat of an empty tensor with tensors of another dtype: torch promotes over all "
-          "(float16), glassgrad skips the empty one's dtype", "6 (fuzz)",
-          lambda f: f.kind == "dtype" and f.step.op == "cat"
-          and any(0 in shape for _, shape in f.step.args)),
-    Known("lerp at weight >= 0.5 with an infinite end point: torch's formula "
-          "(end - (end - start) * (1 - w)) gives -inf, glassgrad's start + w * (end - start) NaN",
-          "6 (fuzz)",
-          lambda f: f.kind in ("nan", "value") and f.step.op in ("lerp", "lerp_")),
+    Known("empty tensors lose their gradient (None; torch: an empty tensor): torch.cat's "
+          "skipped legacy 1-D empty operand, operands of in-place ops on empty tensors",
+          "3 (graph) / 6",
+          lambda f: f.kind == "type" and f.step.op in GRAD_STEPS
+          and re.match(r"\w+ \[(\d+, )*0", f.theirs) is not None and "None" in f.ours),
+    Known("torch's own integer overflow: addcdiv/addcmul backward with an int32/int64 operand "
+          "near its limit computes value * tensor1 in the integer dtype and wraps (glassgrad's "
+          "gradient is the true one)", "6 (fuzz, torch quirk)",
+          lambda f: f.kind == "value" and f.step.op in GRAD_STEPS
+          and bool(_ops(f) & {"addcdiv", "addcmul"})
+          and re.search(r"\b(214748364[5-7]|92233720368547758\d\d)\b", "\n".join(
+              s.code for s in f.steps)) is not None),
     Known("lerp/lerp_ of tensors of different dtypes: torch RuntimeError 'expected dtype ... "
           "for `end`', glassgrad promotes", "6 (fuzz)",
           lambda f: f.kind == "raise" and f.step.op in ("lerp", "lerp_")
           and _says(f.theirs, "for `end` but got dtype")),
-    Known("squeeze_/unsqueeze_ on a tensor in a graph record no node: backward sums the "
-          "gradient of the new shape into the old one (y = x * c; y.squeeze_() gives x.grad "
-          "6, 60, 600 where torch gives 1, 20, 300) or fails ('SumBackward: cannot broadcast')",
-          "3 (graph)",
-          lambda f: f.step.op in GRAD_STEPS and bool(_ops(f) & {"squeeze_", "unsqueeze_"})),
-    Known("x.mT of a 0-d tensor (torch returns it) and of a 1-D one (torch: RuntimeError "
-          "'tensor.mT is only supported on matrices')", "6 (fuzz)",
-          lambda f: _raise_kind(f) and f.step.op == "mT"),
-    Known("x.flatten() of a 1-D tensor: torch returns x itself (its .grad is x.grad), glassgrad "
-          "a view", "6 (fuzz)",
-          lambda f: f.kind == "type" and f.step.op in GRAD_STEPS and "flatten" in _ops(f)
-          and "rg=False" in f.theirs),
     Known("einsum of operands of different dtypes: torch promotes, glassgrad raises 'expected "
           "scalar type'", "6 (fuzz)",
           lambda f: f.kind == "raise" and f.step.op == "einsum"
@@ -215,11 +214,37 @@ KNOWN = (
     Known("bfloat16 sign(NaN): torch 0 (as for float32), glassgrad NaN", "6 (fuzz)",
           lambda f: f.kind == "nan" and f.step.op in ("sign", "sign_")
           and any(d == "bfloat16" for d, _ in f.step.args)),
-    Known("backward through floor_divide (//): torch raises 'derivative for "
-          "aten::floor_divide is not implemented', glassgrad gives a zero gradient", "6 (fuzz)",
+    Known("backward through an op torch has no derivative for (floor_divide, remainder with a "
+          "number first): torch raises 'derivative for aten::floor_divide is not implemented', "
+          "glassgrad gives a gradient", "6 (fuzz)",
           lambda f: f.kind == "raise" and f.step.op in GRAD_STEPS
-          and _says(f.theirs, "derivative for aten::floor_divide")),
+          and re.search(r"derivative for aten::\w+ is not implemented", f.theirs) is not None),
+    Known("signed zeros: clamp at a zero bound (clamp(x, min=-0.0), clamp(x, 0, -0.0)) and "
+          "remainder of an exact multiple give the other zero (torch: +0.0 from fmod's sign), "
+          "seen through 1 / x as inf of the other sign", "2 (edges) / 4",
+          lambda f: f.kind == "value" and bool(_ops(f) & {
+              "clamp", "clamp_", "clamp_min_", "clamp_max_", "remainder", "remainder_", "%"})
+          and _unsigned(f.theirs) == _unsigned(f.ours)),
+    Known("the sign bit of a NaN (signbit of pow(negative, fractional)): torch's NaN is "
+          "positive, NumPy's negative", "6 (fuzz, NaN payload)",
+          lambda f: f.kind == "value" and f.step.op == "signbit"),
+    Known("16-bit reductions and fused pointwise ops accumulate or compute intermediates in 16 "
+          "bits (std of [2.06e4, ...] float16 is inf, addcdiv(x, x, x, value=2) at 32768 "
+          "overflows); torch computes in float32 and rounds once", "1 (bf16)",
+          lambda f: f.kind in ("value", "nan") and any(d in ("float16", "bfloat16")
+                                                        for d, _ in f.step.args)
+          and f.step.op in RED16),
 )
+
+
+RED16 = {"sum", "mean", "var", "std", "norm", "prod", "cumsum", "cumprod", "logsumexp",
+         "softmax", "log_softmax", "nansum", "trace", "addcdiv", "addcmul", "addcdiv_",
+         "addcmul_", "lerp", "lerp_", "@", "matmul", "mm", "mv", "dot", "einsum", "outer"}
+
+
+def _unsigned(text):
+    """Results as text, the sign of infinities dropped and spacing normalised."""
+    return re.sub(r"\s+", " ", text.replace("-inf", "inf")).replace("[ ", "[")
 
 
 def known(f) -> str | None:

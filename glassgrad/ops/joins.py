@@ -69,21 +69,24 @@ def cat(tensors, dim: int = 0):
                     f"glassgrad: cat of {_describe(tensors)} along dim {dim}; only dim {d} may "
                     "differ."
                 )
-    kept = _promote_all(kept)
+    # the skipped empties still take part in the result dtype, as in PyTorch
+    kept = _promote_all(kept, tensors)
     return Cat.apply(*kept, dim=d, sizes=tuple(x._array.shape[d] for x in kept))
 
 
 concat = concatenate = cat
 
 
-def _promote_all(tensors):
-    first = tensors[0]
-    if all(x._array.dtype == first._array.dtype for x in tensors):
+def _promote_all(tensors, over=None):
+    """``tensors`` cast to the promoted dtype of ``over`` (default: of ``tensors``)."""
+    over = tensors if over is None else over
+    first = over[0]
+    if all(x._array.dtype == first._array.dtype for x in over):
         return tensors
     rd = first.dtype
-    for x in tensors[1:]:
+    for x in over[1:]:
         rd = dtypes.promote_types(rd, x.dtype)
-    return [cast(x, rd.np) for x in tensors]
+    return [cast(x, rd.np) if x._array.dtype != rd.np else x for x in tensors]
 
 
 def stack(tensors, dim: int = 0):
