@@ -358,6 +358,11 @@ Tensor.masked_scatter_ = _composite_inplace(ix.masked_scatter, "masked_scatter_"
 Tensor.maximum_ = _composite_inplace(ew.maximum, "maximum_")
 Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.__imod__ = Tensor.remainder_
+# NOTE: without __iand__ & co. Python runs `x &= y` as `x = x & y`, a new tensor: the base of a
+# view, and every other alias, kept the old values
+Tensor.bitwise_and_ = Tensor.__iand__ = _composite_inplace(cmp.bitwise_and, "bitwise_and_")
+Tensor.bitwise_or_ = Tensor.__ior__ = _composite_inplace(cmp.bitwise_or, "bitwise_or_")
+Tensor.bitwise_xor_ = Tensor.__ixor__ = _composite_inplace(cmp.bitwise_xor, "bitwise_xor_")
 
 
 # --- random fills (no history: used by nn.init under no_grad) ----------------------------------

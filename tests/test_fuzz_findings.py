@@ -90,3 +90,59 @@ def test_cat_promotes_over_skipped_empties():
             [e16, lib.zeros(2, 3, dtype=lib.int64)])] + [lib.cat([e16, lib.ones(2, 3)])]
 
     _same(*_both(run), "cat")
+
+
+def test_cat_of_only_empties_keeps_requires_grad():
+    def run(lib):
+        x = lib.zeros(0, dtype=lib.float16, requires_grad=True)
+        out = lib.cat([lib.zeros(0, dtype=lib.float16), x])
+        out.sum().backward()
+        return out.requires_grad, x.grad
+
+    _same(*_both(run), "cat")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "uint8"])
+def test_setitem_drops_leading_ones_of_the_value(dtype):
+    def run(lib):
+        dt = getattr(lib, dtype)
+        x = lib.tensor([[1, 2, 3]], dtype=dt)
+        x[0, 1] = lib.tensor([7], dtype=dt)
+        x[..., 2] = lib.tensor([[5]], dtype=dt)
+        out = [x]
+        try:
+            x[0, 0] = lib.tensor([4, 4], dtype=dt)
+        except RuntimeError as exc:
+            out.append(type(exc).__name__)
+        return out
+
+    _same(*_both(run), "setitem")
+
+
+def test_setitem_gradient_of_a_value_with_a_leading_one():
+    def run(lib):
+        x = lib.tensor([math.nan, 2.0, 3.0])
+        y = lib.tensor([-1.5], requires_grad=True)
+        x[..., 0] = y  # glassgrad: "IndexPutBackward0 returned an invalid gradient"
+        (x * x).sum().backward()
+        return x, y.grad
+
+    _same(*_both(run), "setitem")
+
+
+@pytest.mark.parametrize("op", ["&=", "|=", "^="])
+def test_inplace_bitwise_writes_through_views(op):
+    # `v &= y` ran as `v = v & y`: the base x kept its values (and v was a new tensor)
+    def run(lib):
+        x = lib.tensor([[5, 6], [7, 8]])
+        v = x[0]
+        ns = {"v": v, "y": lib.tensor(3)}
+        exec(f"v {op} y", ns)
+        mask = lib.tensor([True, False, True])
+        m = mask[1:]
+        ns = {"m": m, "y": lib.tensor([True, True])}
+        exec(f"m {op} y", ns)
+        return ns["m"] is m, x, mask, getattr(lib.tensor([5, 6]), {
+            "&=": "bitwise_and_", "|=": "bitwise_or_", "^=": "bitwise_xor_"}[op])(True)
+
+    _same(*_both(run), op)

@@ -42,7 +42,7 @@ def cat(tensors, dim: int = 0):
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # NOTE: PyTorch skips legacy 1-D empty tensors
-    kept = [x for x in tensors if not (x._array.ndim == 1 and x._array.size == 0)] or tensors[:1]
+    kept = [x for x in tensors if not (x._array.ndim == 1 and x._array.size == 0)] or tensors
     ref = kept[0]
     nd = ref._array.ndim
     for i, x in enumerate(tensors):
