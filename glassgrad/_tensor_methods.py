@@ -358,6 +358,11 @@ Tensor.masked_scatter_ = _composite_inplace(ix.masked_scatter, "masked_scatter_"
 Tensor.maximum_ = _composite_inplace(ew.maximum, "maximum_")
 Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.__imod__ = Tensor.remainder_
+# NOTE: without __iand__ & co. Python runs `x &= y` as `x = x & y`, a new tensor: the base of a
+# view, and every other alias, kept the old values
+Tensor.bitwise_and_ = Tensor.__iand__ = _composite_inplace(cmp.bitwise_and, "bitwise_and_")
+Tensor.bitwise_or_ = Tensor.__ior__ = _composite_inplace(cmp.bitwise_or, "bitwise_or_")
+Tensor.bitwise_xor_ = Tensor.__ixor__ = _composite_inplace(cmp.bitwise_xor, "bitwise_xor_")
 
 
 # --- random fills (no history: used by nn.init under no_grad) ----------------------------------
@@ -382,16 +387,26 @@ Tensor.log_normal_ = _random_fill(_fac._fill_log_normal)
 Tensor.cauchy_ = _random_fill(_fac._fill_cauchy)
 
 
-def _squeeze_(self, dim=None):
-    out = sh.squeeze(self, dim)
+def _reshape_inplace(self, out):
+    """squeeze_/unsqueeze_: self takes the view ``out``'s shape and its history too, so that
+    backward meets the new shape through the view's node (PyTorch's SqueezeBackward); with the
+    shape alone the old node would sum a gradient of the wrong shape into its input."""
+    if out._requires_grad:
+        from .ops.primitive import _check_inplace_leaf
+
+        _check_inplace_leaf(self)
+        self.grad_fn = out.grad_fn
+        self._output_nr = out._output_nr
     self._array = out._array
     return self
+
+
+def _squeeze_(self, dim=None):
+    return _reshape_inplace(self, sh.squeeze(self, dim))
 
 
 def _unsqueeze_(self, dim):
-    out = sh.unsqueeze(self, dim)
-    self._array = out._array
-    return self
+    return _reshape_inplace(self, sh.unsqueeze(self, dim))
 
 
 Tensor.squeeze_ = _squeeze_

@@ -256,6 +256,12 @@ class Tensor:
 
     @property
     def mT(self) -> Tensor:
+        nd = self._array.ndim
+        if nd == 0:
+            return self  # PyTorch: the identity on 0-d (deprecated there)
+        if nd == 1:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               "Got 1-D tensor.")
         return self.transpose(-2, -1)
 
     @property

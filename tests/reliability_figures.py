@@ -14,6 +14,8 @@ FIGURES: dict = {
     "memory_steps": 0,  # training steps of the flat-memory run
     "memory_growth_kib": None,  # traced memory growth over the second half of those steps
     "checkpoint_cases": 0,  # hostile or damaged checkpoint files refused
+    "fuzz_cases": 0,  # random op programs run on torch and glassgrad (tests/fuzz_check.py)
+    "fuzz_known": 0,  # of those, cases whose first difference is in a known class
 }
 
 
@@ -30,7 +32,7 @@ def summary_line() -> str | None:
     """The one-line summary, or None when no reliability test ran."""
     f = FIGURES
     if not any((f["bad_input_cases"], f["property_examples"], f["largest_graph_ops"],
-                f["threads"], f["memory_steps"], f["checkpoint_cases"])):
+                f["threads"], f["memory_steps"], f["checkpoint_cases"], f["fuzz_cases"])):
         return None
     mem = ("memory not measured" if f["memory_growth_kib"] is None else
            f"memory flat within {f['memory_growth_kib']:.0f} KiB over {f['memory_steps']:,} steps")
@@ -39,5 +41,6 @@ def summary_line() -> str | None:
         f"({f['bad_input_raised']:,} raised on both, {f['bad_input_tolerated']:,} documented "
         f"differences), {f['property_examples']:,} property "
         f"examples, largest graph {f['largest_graph_ops']:,} ops, {f['threads']} threads, {mem}, "
-        f"{f['checkpoint_cases']:,} hostile checkpoints refused"
+        f"{f['checkpoint_cases']:,} hostile checkpoints refused, {f['fuzz_cases']:,} differential "
+        f"fuzz cases ({f['fuzz_known']:,} known differences)"
     )

@@ -14,7 +14,7 @@ import math
 
 from . import _special
 from ._util import is_tensor
-from .elementwise import add, div, erf, exp, mul, sigmoid, sub, tanh
+from .elementwise import _BF16, add, div, erf, exp, mul, sigmoid, sub, tanh
 from .primitive import Primitive
 
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
@@ -175,7 +175,9 @@ class LerpTensor(Primitive):
 def _one_float_dtype(*xs) -> bool:
     """All Tensors of one floating dtype: the one-node primitives of activation.py apply."""
     dt = xs[0]._array.dtype if is_tensor(xs[0]) else None
-    return dt is not None and dt.kind == "f" and all(
+    # NOTE: ml_dtypes' bfloat16 is kind "V": without it bf16 took the one-sided composite lerp,
+    # NaN at an infinite start where torch's two-sided form gives -inf
+    return dt is not None and (dt.kind == "f" or dt == _BF16) and all(
         is_tensor(x) and x._array.dtype == dt for x in xs)
 
 

@@ -288,6 +288,8 @@ def setitem(input, index, value) -> None:
     is converted to input's dtype; recorded for autograd (gradients reach ``value`` too)."""
     idx = _norm_index(index)
     v = _value_tensor(value, input, "setitem")
+    if v._array.ndim and v._array.shape[0] == 1:
+        v = _strip_leading_ones(v, input._array, idx)
     recording = _state.enabled and (input._requires_grad or v._requires_grad)
     if recording:
         _check_inplace_leaf(input)
@@ -298,7 +300,7 @@ def setitem(input, index, value) -> None:
         arr[idx] = v._array
     except IndexError as e:
         raise index_error(e, input, idx, "setting items of") from None
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: ml_dtypes' bfloat16 ("expected number")
         target = np.empty(arr.shape, dtype=np.bool_)[idx].shape
         raise _broadcast_error(v._array.shape, target, input, idx) from None
     input._vc[0] += 1
@@ -321,6 +323,20 @@ def _writable(arr, idx, value):
     if out is None:
         raise RuntimeError("glassgrad: setting items of a read-only tensor")
     return out
+
+
+def _strip_leading_ones(v, arr, idx):
+    """``v`` without its leading size-1 dims beyond the indexed result's, as PyTorch drops them
+    (``x[0] = y`` with y of shape (1,)); NumPy refuses some such writes, ml_dtypes' bfloat16 all,
+    and IndexPut's backward could not give y a gradient of its own shape."""
+    try:
+        nd = np.broadcast_to(np.bool_(False), arr.shape)[idx].ndim
+    except (IndexError, ValueError, TypeError):
+        return v  # the write reports it
+    k = 0
+    while v._array.ndim - k > nd and v._array.shape[k] == 1:
+        k += 1
+    return v.reshape(v._array.shape[k:]) if k else v
 
 
 def index_put(input, indices, values, accumulate: bool = False):

@@ -42,7 +42,7 @@ def cat(tensors, dim: int = 0):
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # NOTE: PyTorch skips legacy 1-D empty tensors
-    kept = [x for x in tensors if not (x._array.ndim == 1 and x._array.size == 0)] or tensors[:1]
+    kept = [x for x in tensors if not (x._array.ndim == 1 and x._array.size == 0)] or tensors
     ref = kept[0]
     nd = ref._array.ndim
     for i, x in enumerate(tensors):
@@ -69,21 +69,24 @@ def cat(tensors, dim: int = 0):
                     f"glassgrad: cat of {_describe(tensors)} along dim {dim}; only dim {d} may "
                     "differ."
                 )
-    kept = _promote_all(kept)
+    # the skipped empties still take part in the result dtype, as in PyTorch
+    kept = _promote_all(kept, tensors)
     return Cat.apply(*kept, dim=d, sizes=tuple(x._array.shape[d] for x in kept))
 
 
 concat = concatenate = cat
 
 
-def _promote_all(tensors):
-    first = tensors[0]
-    if all(x._array.dtype == first._array.dtype for x in tensors):
+def _promote_all(tensors, over=None):
+    """``tensors`` cast to the promoted dtype of ``over`` (default: of ``tensors``)."""
+    over = tensors if over is None else over
+    first = over[0]
+    if all(x._array.dtype == first._array.dtype for x in over):
         return tensors
     rd = first.dtype
-    for x in tensors[1:]:
+    for x in over[1:]:
         rd = dtypes.promote_types(rd, x.dtype)
-    return [cast(x, rd.np) for x in tensors]
+    return [cast(x, rd.np) if x._array.dtype != rd.np else x for x in tensors]
 
 
 def stack(tensors, dim: int = 0):

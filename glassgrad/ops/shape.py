@@ -320,6 +320,8 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1):
     e = wrap_dim(end_dim, nd, "flatten")
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input  # PyTorch returns the input itself when no dims merge (its .grad is shared)
     shp = input._array.shape
     n = 1
     for d in shp[s : e + 1]:
