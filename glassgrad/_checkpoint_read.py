@@ -1,20 +1,23 @@
 """Reading a safetensors file with bounded memory, for ``glassgrad.load``.
 
 NOTE [Bounded loading]: nothing is read that the file has not first shown to be worth reading,
-so no file, however hostile, makes a load allocate more than its header cap plus the data a
+so no file, however hostile, makes a load cost more than a bounded header plus the data that a
 consistent header declares:
 1. A path must name a regular file (``/dev/zero``, a FIFO or a socket would stream without end; a
    directory is refused with the IsADirectoryError torch raises). It is opened non-blocking, so a
    FIFO swapped in after the check cannot hang the open, and checked again on the open descriptor.
 2. The 8-byte header length comes first. It must fit in the file (its size is known for paths and
-   seekable file objects) and under ``MAX_HEADER_BYTES`` (safetensors' own cap, 100 MB). Measured:
-   a model and Adam state_dict of 8,000 parameters (32,000 tensors) has a 7.1 MB header, ~890
-   bytes per parameter with its optimizer state, so the cap holds ~110,000 parameters; a 70B-
-   parameter LLM has under 1,000 tensors. Unseekable streams are read in bounded pieces, so a
-   short stream allocates no more than it delivered. What is left: a header under the cap still
-   costs json.loads up to ~50 times its size in Python objects, the worst being ``[[],[],...]``
-   (a 30 MB one: 1.4 GB); bounding that needs a count of JSON values per tensor that a future
-   format version could declare.
+   seekable file objects) and under ``MAX_HEADER_BYTES`` (safetensors' own cap, 100 MB), before
+   the header is read; unseekable streams are read in bounded pieces, so a short stream costs
+   what it delivered. Bytes alone do not bound the parse: json.loads makes a Python object of up
+   to ~60 bytes per value (a 30 MB header of ``[[],[],...]`` cost 1.4 GB and 50 s), so the header
+   may also hold at most ``MAX_HEADER_VALUES`` (2,000,000) values, counted before parsing as its
+   commas and opening brackets (an upper bound): at worst ~170 MB (2,000,000 short strings) and
+   about a second on a busy 2-core machine. Measured on a model and Adam state_dict of 8,000
+   parameters (32,000 tensors): a 7.1 MB header of 398,000 values, ~50 per parameter, so the
+   caps hold ~40,000 parameters with their optimizer state (a 70B-parameter LLM has under 1,000
+   tensors). save refuses (ValueError) what load would refuse, e.g. a list of millions of
+   numbers, which belongs in a tensor.
 3. The header's entries are checked as safetensors checks them (known dtype, shape times item size
    equal to the byte range, ranges tiling the data region from 0 without gaps) and the data region
    must end exactly at the end of the file, before a single tensor byte is read: a 16 GiB sparse
@@ -41,6 +44,7 @@ import ml_dtypes
 import numpy as np
 
 MAX_HEADER_BYTES = 100_000_000
+MAX_HEADER_VALUES = 2_000_000
 _CHUNK = 1 << 26
 _MAX_DIMS = 64  # NumPy's limit
 ST_DTYPES = {
@@ -63,6 +67,11 @@ def not_a_checkpoint(where: str, head: bytes, why: str) -> ValueError:
     return ValueError(
         f"glassgrad.load: {where} is not a glassgrad checkpoint (a safetensors file): {why}.{hint}"
     )
+
+
+def header_values(raw: bytes) -> int:
+    """An upper bound on the JSON values (and objects json.loads would make) in a header."""
+    return raw.count(b",") + raw.count(b"[") + raw.count(b"{")
 
 
 def is_int(x) -> bool:
@@ -133,8 +142,14 @@ def _read_into(f, buf: memoryview) -> int:
     return done
 
 
-def _read_bytes(f, n: int) -> bytearray:
-    """Up to ``n`` bytes, grown as they arrive: a short stream costs what it delivered."""
+def _read_bytes(f, n: int, sized: bool = False) -> bytearray:
+    """Up to ``n`` bytes: read in place when the file is known to hold them (``sized``), else
+    grown as they arrive, so a short stream costs what it delivered."""
+    if sized:
+        out = bytearray(n)
+        with memoryview(out) as view:
+            got = _read_into(f, view)
+        return out if got == n else out[:got]  # NOTE: a slice would copy
     out = bytearray()
     while len(out) < n:
         data = f.read(min(n - len(out), _CHUNK))
@@ -157,11 +172,15 @@ def read_header(f, size: int | None, where: str) -> tuple[dict, bytes, int]:
     if n > MAX_HEADER_BYTES:
         raise not_a_checkpoint(where, head, f"the header claims {n:,} bytes, more than the "
                                             f"{MAX_HEADER_BYTES:,} safetensors allows")
-    raw = _read_bytes(f, n)
+    raw = _read_bytes(f, n, size is not None)
     if len(raw) < n:
         raise not_a_checkpoint(where, head, f"the file ends inside its {n}-byte header")
     if raw[:1] != b"{":
         raise not_a_checkpoint(where, head, "no safetensors header")
+    values = header_values(raw)
+    if values > MAX_HEADER_VALUES:
+        raise not_a_checkpoint(where, head, f"its header holds ~{values:,} JSON values, more "
+                                            f"than the {MAX_HEADER_VALUES:,} glassgrad reads")
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
@@ -237,10 +256,7 @@ def read_entries(f, plan: list, where: str, head: bytes, data_start: int, use_mm
             arr = np.frombuffer(raw, dtype=np.uint8)[: got - got % dt.itemsize].view(dt)
         if got < stop - begin:
             raise not_a_checkpoint(where, head, f"the file ends inside tensor {name!r}")
-        arr = arr.reshape(shape)
-        if dt == np.bool_:  # NOTE: bytes other than 0 and 1 make NumPy bools that compare oddly
-            np.not_equal(arr.view(np.uint8), 0, out=arr)
-        out[name] = arr
+        out[name] = arr.reshape(shape)  # NOTE: bool bytes other than 0 and 1 kept, as torch does
     return out
 
 
@@ -253,7 +269,5 @@ def _mapped(f, plan: list, data_start: int) -> dict[str, np.ndarray]:
             arr = np.empty(shape, dtype=dt)
         else:  # NOTE: unaligned when the header is not padded to 8 bytes; NumPy copes
             arr = np.frombuffer(buf, dt, math.prod(shape), start).reshape(shape)
-        if dt == np.bool_ and arr.size and np.any(arr.view(np.uint8) > 1):
-            arr = arr.view(np.uint8) != 0
         out[name] = arr
     return out

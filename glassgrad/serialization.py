@@ -36,7 +36,10 @@ import ml_dtypes
 import numpy as np
 
 from . import dtypes
-from ._checkpoint_read import is_int, open_source, plan_entries, read_entries, read_header
+from . import _checkpoint_read as _read
+from ._checkpoint_read import (
+    header_values, is_int, open_source, plan_entries, read_entries, read_header,
+)
 from .tensor import Tensor
 
 __all__ = ["load", "save"]
@@ -235,8 +238,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     strings, bytes, None and dtypes: model and optimizer ``state_dict()``s. ``f`` is a path or a
     writable binary file object (written directly, not atomically). Tensors sharing memory are
     stored once and load sharing; bfloat16 is kept. Format: NOTE [Checkpoint format]. Raises
-    TypeError for anything else (glassgrad never pickles). ``pickle_module`` and the other
-    pickle options are accepted for compatibility and ignored.
+    TypeError for anything else (glassgrad never pickles), RecursionError for containers nested
+    more than ``MAX_DEPTH`` (100) deep, and ValueError for a header ``load`` would refuse (over
+    2,000,000 JSON values: store long lists of numbers as tensors). ``pickle_module`` and the
+    other pickle options are accepted for compatibility and ignored.
 
     Example::
 
@@ -253,6 +258,14 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         "tensors": json.dumps(table, separators=(",", ":")),
     }
     payload = st_save(arrays, metadata=metadata)
+    values = header_values(payload[8 : 8 + int.from_bytes(payload[:8], "little")])
+    if values > _read.MAX_HEADER_VALUES:  # NOTE [Bounded loading]: load would refuse it
+        raise ValueError(
+            f"glassgrad.save: the checkpoint's header would hold ~{values:,} JSON values, more "
+            f"than the {_read.MAX_HEADER_VALUES:,} glassgrad.load reads. Store long lists of "
+            "numbers as tensors (glassgrad.tensor(values)): their data then goes in the file's "
+            "binary part."
+        )
     if hasattr(f, "write"):
         _write_all(f, payload)
         return

@@ -1,5 +1,6 @@
 """Loading cannot exhaust memory (NOTE [Bounded loading]): ``/dev/zero``, a FIFO, a sparse 16 GiB
-file and a 150 MB header are each refused in under a second with under 100 MB of extra memory,
+file, a 150 MB header and a 60 MB one of 20 million empty lists are each refused in under a
+second with under 100 MB of extra memory,
 and a good checkpoint loads at near one copy of its data. Each case runs in a fresh process that
 measures its own peak resident memory around the load (``/proc/self/status`` VmHWM, reset through
 ``/proc/self/clear_refs``). Refused files count in the reliability figures."""
@@ -116,6 +117,11 @@ def loads(tmp_path_factory):
     header = _sparse(tmp / "header", 8 + n + 8, struct.pack("<Q", n) + b'{"a": "')
     cases.update({f"150 MB header as a {kind}": (header, kind, False)
                   for kind in ("path", "file", "stream")})
+    # 60 MB of ``[],``: json.loads would make 20 million lists (1.4 GB per 30 MB)
+    lists = json.dumps({"__metadata__": {"structure": "[" + "[]," * 20_000_000 + "[]]"}})
+    (tmp / "lists").write_bytes(struct.pack("<Q", len(lists)) + lists.encode())
+    del lists
+    cases["60 MB header of lists"] = (tmp / "lists", "path", False)
     good = {"w": np.arange(25_000_000, dtype=np.float32).reshape(5000, 5000),  # 100 MB
             "v": np.arange(12_500_000, dtype=np.float64)}  # 100 MB
     (tmp / "good").write_bytes(st_save(good))
@@ -166,6 +172,10 @@ def test_a_150_mb_header_is_refused_before_it_is_read(loads):
     for kind in ("path", "file", "stream"):
         _refused_quickly(loads[f"150 MB header as a {kind}"],
                          "the header claims 150,000,000 bytes", "100,000,000")
+
+
+def test_a_header_of_millions_of_values_is_refused_before_it_is_parsed(loads):
+    _refused_quickly(loads["60 MB header of lists"], "JSON values, more than the 2,000,000")
 
 
 def test_a_good_load_peaks_near_one_copy_of_the_data(loads):

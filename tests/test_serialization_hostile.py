@@ -7,12 +7,13 @@ Deep nesting is refused alike by save and load, so what save writes, load reads.
 
 from __future__ import annotations
 
-import copy
 import io
 import json
 import struct
 
+import numpy as np
 import pytest
+import safetensors.torch
 import torch
 
 import glassgrad
@@ -51,7 +52,7 @@ def _sites(node, path=()):
 
 
 def _mutated(value, path, new):
-    value = copy.deepcopy(value)
+    value = json.loads(json.dumps(value))  # a deep copy, at C speed
     *parents, last = path
     holder = value
     for p in parents:
@@ -178,3 +179,40 @@ def test_deep_nesting_saves_and_loads_up_to_the_cap_and_is_refused_past_it(kind)
         glassgrad.save(_nested(kind, MAX_DEPTH + 1), io.BytesIO())
     assert "maximum recursion depth exceeded" in str(theirs.value)
     assert f"nests deeper than {MAX_DEPTH} levels" in str(ours.value)
+
+
+def test_the_value_cap_is_the_same_in_save_and_load(monkeypatch):
+    from glassgrad import _checkpoint_read
+
+    monkeypatch.setattr(_checkpoint_read, "MAX_HEADER_VALUES", 1000)
+    fits = {"losses": [0.5] * 900, "w": glassgrad.ones(3)}
+    buf = io.BytesIO()
+    glassgrad.save(fits, buf)
+    buf.seek(0)
+    assert glassgrad.load(buf)["losses"] == fits["losses"]
+    with pytest.raises(ValueError, match="more than the 1,000 glassgrad.load reads.*as tensors"):
+        glassgrad.save({"losses": [0.5] * 1000}, io.BytesIO())
+    # the same file written by hand: refused before its header is parsed
+    header = json.dumps({"__metadata__": {"glassgrad": "1", "tensors": "{}",
+                                          "structure": json.dumps([[]] * 1000)}}).encode()
+    bad = io.BytesIO(struct.pack("<Q", len(header)) + header)
+    bad.name = NAME
+    with pytest.raises(ValueError, match="holds ~2,00[0-9] JSON values, more than the 1,000"):
+        glassgrad.load(bad)
+
+
+def test_bool_bytes_other_than_0_and_1_load_as_torch_loads_them(tmp_path):
+    from safetensors.numpy import save as st_save
+
+    raw = np.array([0, 1, 2, 255], np.uint8)
+    (tmp_path / "b").write_bytes(st_save({"b": raw.view(np.bool_)}))
+    view = json.dumps({"v": {"storage": "s", "view": {"dtype": "bool", "shape": [4], "offset": 0,
+                                                      "strides": [1]}}})
+    (tmp_path / "v").write_bytes(st_save({"s": raw}, metadata={
+        "glassgrad": "1", "structure": json.dumps({"tensor": "v"}), "tensors": view}))
+    theirs = safetensors.torch.load_file(tmp_path / "b")["b"]
+    for ours in (glassgrad.load(tmp_path / "b")["b"], glassgrad.load(tmp_path / "v")):
+        assert ours.tolist() == theirs.tolist() == [False, True, True, True]
+        assert (~ours).tolist() == (~theirs).tolist()
+        assert ours.sum().item() == theirs.sum().item() == 3
+        assert ours.view(glassgrad.uint8).tolist() == theirs.view(torch.uint8).tolist()
