@@ -9,6 +9,7 @@ that multiplies by a 0/1 mask gives NaN. Each case runs with the upstream gradie
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -336,4 +337,32 @@ def test_inplace_functionals_write_into_their_input(name, mode):
     """inplace=True modifies the input and returns it (version bump, the same gradients), and
     PyTorch's leaf errors; ``dropout`` outside training returns the input untouched."""
     ours, theirs = (_inplace_run(lib, name, mode) for lib in LIBS[::-1])
+    _same(ours, theirs)
+
+
+def _retained(lib, inputs, hook, twice, create_graph):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    if hook:
+        y.register_hook(lambda g: g * 2)
+    z = (y * y).sum()
+    chosen = {"y": [y], "y, x": [y, x]}[inputs]
+    z.backward(inputs=chosen, retain_graph=twice, create_graph=create_graph)
+    if twice:
+        z.backward(inputs=chosen)
+    return [y.grad.detach(), x.grad]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("twice", [False, True])
+@pytest.mark.parametrize("hook", [False, True])
+@pytest.mark.parametrize("inputs", ["y", "y, x"])
+def test_retain_grad_and_backward_inputs_store_once(inputs, hook, twice, create_graph):
+    """``y.retain_grad()`` and ``backward(inputs=[y])``: y.grad is the (hooked) gradient once."""
+    if twice and create_graph:
+        pytest.skip("one create_graph backward is enough here")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (create_graph's reference-cycle warning)
+        ours, theirs = (_retained(lib, inputs, hook, twice, create_graph) for lib in LIBS[::-1])
     _same(ours, theirs)
