@@ -93,6 +93,28 @@ ZERO_DERIVATIVE = {  # torch's result is an exact 0 wherever the local derivativ
 }
 
 
+REDUCTIONS_AT_ZERO = {  # zeros in the input: PyTorch's exact rules, 0 or nan under inf/NaN grads
+    "prod": lambda L, x: x.prod(),
+    "prod(dim)": lambda L, x: x.reshape(2, 3).prod(1),
+    "cumprod": lambda L, x: x.cumprod(0),
+    "cumprod(dim 1)": lambda L, x: x.reshape(2, 3).cumprod(1),
+    "norm": lambda L, x: x.norm(),
+    "norm(0.5)": lambda L, x: x.norm(0.5),
+    "norm(3)": lambda L, x: x.norm(3),
+    "norm(1)": lambda L, x: x.norm(1),
+    "std": lambda L, x: x.std(),
+}
+REDUCTION_INPUTS = ([0.0] * 6, [2.0, 0.0, 3.0, 0.0, 1.0, 1.0], [0.0, 2.0, 3.0, 4.0, 0.0, 5.0],
+                    [2.0, 3.0, 0.0, 4.0, 5.0, 6.0], [1.0] * 6)
+
+
+@pytest.mark.parametrize("up", UPSTREAM + (-2.0,))
+@pytest.mark.parametrize("case", list(REDUCTIONS_AT_ZERO))
+def test_reductions_at_zeros(case, up):
+    for data in REDUCTION_INPUTS:
+        _check(REDUCTIONS_AT_ZERO[case], [data], up)
+
+
 @pytest.mark.parametrize("up", UPSTREAM)
 @pytest.mark.parametrize("case", list(ZERO_DERIVATIVE))
 def test_zero_derivative_with_non_finite_upstream(case, up):
