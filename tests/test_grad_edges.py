@@ -85,11 +85,24 @@ ZERO_DERIVATIVE = {  # torch's result is an exact 0 wherever the local derivativ
     "floor_ in place": (lambda L, x: (x * 1).floor_(), [[1.5, -3.0]]),
     "where": (lambda L, x, y: L.where(x > 0, x, y), [[1.0, -4.0, 0.0], [1.0, 1.0, 1.0]]),
     "masked_fill": (lambda L, x: x.masked_fill(x > 0, 0.0), [[1.0, -4.0, 0.0]]),
+    "setitem": (lambda L, x: _setitem(L, x), [[1.0, -4.0, 0.0]]),
     "index_put_": (lambda L, x: (x * 1).index_put_((L.tensor([0]),),
                                                    L.tensor([9.0], dtype=L.float64)),
                    [[1.0, -4.0, 0.0]]),
     "pow 0": (lambda L, x: x ** 0, [[0.0, 2.0, -1.0, INF]]),
     "relu": (lambda L, x: L.relu(x), [[1.0, -3.0, 0.0]]),
+    "kthvalue": (lambda L, x: x.kthvalue(2).values, [[1.0, 3.0, 2.0]]),
+    "gather": (lambda L, x: x.gather(0, L.tensor([0, 0])), [[1.0, 2.0, 3.0]]),
+    "scatter": (lambda L, x, s: x.scatter(0, L.tensor([0]), s), [[1.0, 2.0, 3.0], [7.0]]),
+    "index_fill": (lambda L, x: x.index_fill(0, L.tensor([0]), 5.0), [[1.0, -4.0, 0.0]]),
+    "index_copy": (lambda L, x, s: x.index_copy(0, L.tensor([0]), s), [[1.0, -4.0], [7.0]]),
+    "masked_scatter": (lambda L, x, s: x.masked_scatter(x > 0, s), [[1.0, -4.0], [7.0, 8.0]]),
+    "pad crop": (lambda L, x: L.nn.functional.pad(x, (-1, 1)), [[1.0, 2.0]]),
+    "embedding padding_idx": (lambda L, w: L.nn.functional.embedding(
+        L.tensor([0, 1]), w.reshape(2, 1), padding_idx=0), [[1.0, 2.0]]),
+    "hinge_embedding_loss": (lambda L, x: L.nn.functional.hinge_embedding_loss(
+        x, L.tensor([1.0, -1.0, -1.0, 0.0], dtype=L.float64), reduction="none"),
+        [[0.0, 1.0, 3.0, 0.5]]),
 }
 
 
@@ -138,7 +151,6 @@ CLAMP_TENSOR = {  # tensor bounds: a tie gives x the gradient (never a 0.5/0.5 s
     "clamp_min": (lambda L, x, a: L.clamp_min(x, a), [[-1.0, 0.5, 0.0], [0.0] * 3]),
     "clamp_max": (lambda L, x, b: L.clamp_max(x, b), [[-1.0, 0.5, 0.0], [0.0] * 3]),
     "broadcast bound": (lambda L, x, a: x.clamp(min=a), [[[-1.0, 0.5], [0.0, 3.0]], [0.0]]),
-    "setitem": (_setitem, [[1.0, -4.0, 0.0]]),
 }
 
 
