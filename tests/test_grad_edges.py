@@ -9,6 +9,7 @@ that multiplies by a 0/1 mask gives NaN. Each case runs with the upstream gradie
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -84,12 +85,47 @@ ZERO_DERIVATIVE = {  # torch's result is an exact 0 wherever the local derivativ
     "floor_ in place": (lambda L, x: (x * 1).floor_(), [[1.5, -3.0]]),
     "where": (lambda L, x, y: L.where(x > 0, x, y), [[1.0, -4.0, 0.0], [1.0, 1.0, 1.0]]),
     "masked_fill": (lambda L, x: x.masked_fill(x > 0, 0.0), [[1.0, -4.0, 0.0]]),
+    "setitem": (lambda L, x: _setitem(L, x), [[1.0, -4.0, 0.0]]),
     "index_put_": (lambda L, x: (x * 1).index_put_((L.tensor([0]),),
                                                    L.tensor([9.0], dtype=L.float64)),
                    [[1.0, -4.0, 0.0]]),
     "pow 0": (lambda L, x: x ** 0, [[0.0, 2.0, -1.0, INF]]),
     "relu": (lambda L, x: L.relu(x), [[1.0, -3.0, 0.0]]),
+    "kthvalue": (lambda L, x: x.kthvalue(2).values, [[1.0, 3.0, 2.0]]),
+    "gather": (lambda L, x: x.gather(0, L.tensor([0, 0])), [[1.0, 2.0, 3.0]]),
+    "scatter": (lambda L, x, s: x.scatter(0, L.tensor([0]), s), [[1.0, 2.0, 3.0], [7.0]]),
+    "index_fill": (lambda L, x: x.index_fill(0, L.tensor([0]), 5.0), [[1.0, -4.0, 0.0]]),
+    "index_copy": (lambda L, x, s: x.index_copy(0, L.tensor([0]), s), [[1.0, -4.0], [7.0]]),
+    "masked_scatter": (lambda L, x, s: x.masked_scatter(x > 0, s), [[1.0, -4.0], [7.0, 8.0]]),
+    "pad crop": (lambda L, x: L.nn.functional.pad(x, (-1, 1)), [[1.0, 2.0]]),
+    "embedding padding_idx": (lambda L, w: L.nn.functional.embedding(
+        L.tensor([0, 1]), w.reshape(2, 1), padding_idx=0), [[1.0, 2.0]]),
+    "hinge_embedding_loss": (lambda L, x: L.nn.functional.hinge_embedding_loss(
+        x, L.tensor([1.0, -1.0, -1.0, 0.0], dtype=L.float64), reduction="none"),
+        [[0.0, 1.0, 3.0, 0.5]]),
 }
+
+
+REDUCTIONS_AT_ZERO = {  # zeros in the input: PyTorch's exact rules, 0 or nan under inf/NaN grads
+    "prod": lambda L, x: x.prod(),
+    "prod(dim)": lambda L, x: x.reshape(2, 3).prod(1),
+    "cumprod": lambda L, x: x.cumprod(0),
+    "cumprod(dim 1)": lambda L, x: x.reshape(2, 3).cumprod(1),
+    "norm": lambda L, x: x.norm(),
+    "norm(0.5)": lambda L, x: x.norm(0.5),
+    "norm(3)": lambda L, x: x.norm(3),
+    "norm(1)": lambda L, x: x.norm(1),
+    "std": lambda L, x: x.std(),
+}
+REDUCTION_INPUTS = ([0.0] * 6, [2.0, 0.0, 3.0, 0.0, 1.0, 1.0], [0.0, 2.0, 3.0, 4.0, 0.0, 5.0],
+                    [2.0, 3.0, 0.0, 4.0, 5.0, 6.0], [1.0] * 6)
+
+
+@pytest.mark.parametrize("up", UPSTREAM + (-2.0,))
+@pytest.mark.parametrize("case", list(REDUCTIONS_AT_ZERO))
+def test_reductions_at_zeros(case, up):
+    for data in REDUCTION_INPUTS:
+        _check(REDUCTIONS_AT_ZERO[case], [data], up)
 
 
 @pytest.mark.parametrize("up", UPSTREAM)
@@ -115,7 +151,6 @@ CLAMP_TENSOR = {  # tensor bounds: a tie gives x the gradient (never a 0.5/0.5 s
     "clamp_min": (lambda L, x, a: L.clamp_min(x, a), [[-1.0, 0.5, 0.0], [0.0] * 3]),
     "clamp_max": (lambda L, x, b: L.clamp_max(x, b), [[-1.0, 0.5, 0.0], [0.0] * 3]),
     "broadcast bound": (lambda L, x, a: x.clamp(min=a), [[[-1.0, 0.5], [0.0, 3.0]], [0.0]]),
-    "setitem": (_setitem, [[1.0, -4.0, 0.0]]),
 }
 
 
@@ -336,4 +371,32 @@ def test_inplace_functionals_write_into_their_input(name, mode):
     """inplace=True modifies the input and returns it (version bump, the same gradients), and
     PyTorch's leaf errors; ``dropout`` outside training returns the input untouched."""
     ours, theirs = (_inplace_run(lib, name, mode) for lib in LIBS[::-1])
+    _same(ours, theirs)
+
+
+def _retained(lib, inputs, hook, twice, create_graph):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    if hook:
+        y.register_hook(lambda g: g * 2)
+    z = (y * y).sum()
+    chosen = {"y": [y], "y, x": [y, x]}[inputs]
+    z.backward(inputs=chosen, retain_graph=twice, create_graph=create_graph)
+    if twice:
+        z.backward(inputs=chosen)
+    return [y.grad.detach(), x.grad]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("twice", [False, True])
+@pytest.mark.parametrize("hook", [False, True])
+@pytest.mark.parametrize("inputs", ["y", "y, x"])
+def test_retain_grad_and_backward_inputs_store_once(inputs, hook, twice, create_graph):
+    """``y.retain_grad()`` and ``backward(inputs=[y])``: y.grad is the (hooked) gradient once."""
+    if twice and create_graph:
+        pytest.skip("one create_graph backward is enough here")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (create_graph's reference-cycle warning)
+        ours, theirs = (_retained(lib, inputs, hook, twice, create_graph) for lib in LIBS[::-1])
     _same(ours, theirs)

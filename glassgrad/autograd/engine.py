@@ -132,7 +132,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                    user_retain=user_retain)
     if inputs is not None:
         for t, g in zip(inputs, captured):
-            if t.grad_fn is not None and g is not None:
+            # NOTE: a retain_grad tensor got its .grad from its retain hook already (PyTorch
+            # stores it once, the hooked value)
+            if t.grad_fn is not None and g is not None and not t._retains_grad:
                 _store_grad(t, g, create_graph)
 
 

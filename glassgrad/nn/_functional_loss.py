@@ -397,9 +397,10 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     if _autocast.on:
         input, target = autocast_args("hinge_embedding_loss", input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    zeros = input * 0.0
-    margin_part = where(target == -1, (margin - input).clamp_min(0.0), zeros)
-    self_part = where(target == 1, input, zeros)
+    # NOTE: PyTorch's selections (target != 1, target != -1) against constant zeros: an inf/NaN
+    # grad stays out of the unselected part (input * 0 would send it through as nan)
+    margin_part = where(target != 1, (margin - input).clamp_min(0.0), 0.0)
+    self_part = where(target != -1, input, 0.0)
     return _reduce(margin_part + self_part, reduction)
 
 

@@ -16,6 +16,7 @@ from ..amp.autocast import state as _autocast
 from . import _special, primitive
 from ._util import cast, is_tensor, promote, reject_bool_sub, scalar
 from .elementwise_backward import (
+    SelectGrad,
     SigmoidBackward,
     TanhBackward,
     ThresholdBackward,
@@ -230,7 +231,7 @@ def select_grad(condition, grad):
     select: an inf/NaN upstream gradient stays out of the zeros, where ``grad * mask`` would give
     ``inf * 0 = nan`` there."""
     cond = condition._array if is_tensor(condition) else condition
-    return Where.apply(grad, scalar(0, grad._array.dtype), condition=cond)
+    return SelectGrad.apply(grad, condition=cond)
 
 
 class Maximum(Primitive):

@@ -98,3 +98,26 @@ class ThresholdBackward(Primitive):
             zero = primitive._make(np.zeros(y._array.shape, dtype=y._array.dtype))
         return (ThresholdBackward.apply_binary(grad_grad, y) if needs_input_grad[0] else None,
                 zero)
+
+
+class SelectGrad(Primitive):
+    """``grad`` where ``condition`` (a bool array attribute) else +0, PyTorch's select of a
+    gradient (``where(condition, grad, 0)``); linear in ``grad``, so its derivative is itself."""
+
+    node_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(xp, grad, *, condition):
+        if (type(grad) is np.ndarray and type(condition) is np.ndarray and grad.dtype.kind == "f"
+                and grad.shape == condition.shape):
+            # NOTE: where() bit for bit at a third of its cost (as ThresholdBackward): AND each
+            # element's bits with all-ones (kept) or zero
+            bits = np.dtype(f"i{grad.dtype.itemsize}")
+            keep = condition.view(np.int8).astype(bits)
+            np.negative(keep, out=keep)
+            return np.bitwise_and(grad.view(bits), keep).view(grad.dtype)
+        return xp.where(condition, grad, grad.dtype.type(0))
+
+    @staticmethod
+    def backward(grad_grad, *, condition):
+        return (SelectGrad.apply(grad_grad, condition=condition),)

@@ -1,6 +1,7 @@
-"""Piecewise primitives: ``sign floor ceil round trunc floor_divide`` (zero gradient, as in
-PyTorch) and ``clamp`` with number bounds (gradient passes inside the bounds); and elementwise.py's
-helpers for quiet float kernels and integer division (file size)."""
+"""Piecewise primitives: ``sign floor ceil round trunc floor_divide`` (zeros as gradient, as in
+PyTorch) and ``clamp`` with number or Tensor bounds (the gradient is selected inside the bounds,
+never multiplied by a 0/1 mask); and elementwise.py's helpers for quiet float kernels and integer
+division (file size)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import numpy as np
 from .. import dtypes
 from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
+from ..autograd.grad_mode import _state as _grad_mode
 from . import primitive
 from ._names import scalar_type
 from ._util import cast, half, widened, wrap_dim, wrap_dims
@@ -108,7 +109,13 @@ class Prod(Primitive):
     def backward(grad, x, result, *, dims, keepdim):
         g = keep_dims(grad, dims, keepdim, x.shape)
         # NOTE: result / x is wrong where x == 0: use the product of the other elements there
-        if bool((x._array == 0).any()):
+        zeros = int((x._array == 0).sum())
+        if zeros:
+            if zeros > 1 and len(dims) == x.ndim and not _grad_mode.enabled:
+                # PyTorch's prod() (all dims, first order): zeros, even for an inf/NaN grad
+                from .piecewise import zero_grad
+
+                return (zero_grad(x),)
             return (g * _prod_others(x, dims),)
         return (g * keep_dims(result, dims, keepdim, x.shape) / x,)
 
@@ -235,8 +242,9 @@ class Norm2(Primitive):
         g = keep_dims(grad, dims, keepdim, x.shape)
         # NOTE: the subgradient 0 at the origin, as PyTorch; the safe divisor keeps the unused
         # branch of where() finite, so double backward does not see 0 * inf = nan
+        # (grad times the masked x / r, as PyTorch: an inf grad at the origin gives nan)
         zero = r == 0
-        return (_where(zero, 0.0, g * x / _where(zero, 1.0, r)),)
+        return (g * _where(zero, 0.0, x / _where(zero, 1.0, r)),)
 
 
 class NormP(Primitive):
@@ -261,6 +269,8 @@ class NormP(Primitive):
         g = keep_dims(grad, dims, keepdim, x.shape)
         x_zero = x == 0
         scaled = sign(x) * _where(x_zero, 0.0, abs_(_where(x_zero, 1.0, x)) ** (p - 1))
+        if p < 1:  # PyTorch: grad * r ** (1 - p), unmasked (0 at the origin; nan for inf grad)
+            return (scaled * (g * r ** (1.0 - p)),)
         r_zero = r == 0
         return (scaled * _where(r_zero, 0.0, g / _where(r_zero, 1.0, r) ** (p - 1)),)
 

@@ -67,9 +67,13 @@ def _cumprod_grad_zeros(grad, x, result, dim):
     count = np.cumsum(zero, axis=dim)
     before = count == 0  # positions before the first zero of their slice
     first = zero & (count == 1)  # the first zero itself
-    part_before = where(before, _reversed_cumsum(grad * result, dim) / where(before, x, 1), 0)
+    # (result is exactly 0 from the first zero on: those terms are left out, not inf * 0)
+    kept = where(before, grad * result, 0)
+    part_before = where(before, _reversed_cumsum(kept, dim) / where(before, x, 1), 0)
     skip_first = cumprod(where(first, 1, x), dim)  # prod_{j<=k, j != z} x_j for k >= z
-    at_first = sum(where(count >= 1, grad, 0) * skip_first, dim, keepdim=True)
+    # NOTE: only up to the second zero: skip_first is exactly 0 from there on, and an inf grad
+    # there would give 0 * inf = nan (PyTorch: 0)
+    at_first = sum(where(count == 1, grad, 0) * skip_first, dim, keepdim=True)
     return part_before + where(first, at_first, 0)
 
 
