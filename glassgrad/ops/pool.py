@@ -79,6 +79,7 @@ class MaxPoolWithIndices(Primitive):
     """Max pooling as a gather of ``x`` at precomputed argmax ``indices`` (N, C, *out)."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
 
     @staticmethod
     def forward(xp, x, *, indices, size, unique):
@@ -103,6 +104,7 @@ class MaxPoolBackward(Primitive):
     """Scatter ``grad_output`` to the argmax positions (adds where windows overlap)."""
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
 
     @staticmethod
     def forward(xp, grad_output, *, indices, size, unique):
@@ -143,6 +145,7 @@ class AvgPool(Primitive):
     """Window sums over ``x`` divided by ``divisor`` (a number or an array of shape ``out``)."""
 
     node_name = "AvgPool2DBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py (PyTorch saves the input)
 
     @staticmethod
     def forward(xp, x, *, kernel, stride, padding, divisor, size):
@@ -228,6 +231,7 @@ class AdaptiveAvgPool(Primitive):
     """Adaptive average pooling with PyTorch's exact bins, as one matrix product per dim."""
 
     node_name = "AdaptiveAvgPool2DBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py (PyTorch saves the input)
 
     @staticmethod
     def forward(xp, x, *, mats):
