@@ -130,3 +130,14 @@ def test_second_backward_matches_torch(case):
     (ours, our_grad), (theirs, their_grad) = _twice(glassgrad, case), _twice(torch, case)
     assert ours == theirs
     _same(our_grad, their_grad, case)
+
+
+def test_a_freed_index_is_gone_but_a_number_stays():
+    """torch's ``_saved_index`` of a freed GatherBackward0 raises; ``_saved_dim`` is still 1."""
+    for lib in (glassgrad, torch):
+        x = lib.ones(4, 3, requires_grad=True)
+        y = x.gather(1, lib.tensor([[0], [1], [2], [0]]))
+        y.sum().backward()
+        assert y.grad_fn._saved_dim == 1
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.grad_fn._saved_index
