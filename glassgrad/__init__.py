@@ -44,6 +44,7 @@ from .ops.shape import (  # noqa: E402,F401
     broadcast_to, cat, chunk, concat, concatenate, flatten, flip, fliplr, flipud,
     hstack, movedim, moveaxis, narrow, permute, reshape, roll, split,
     squeeze, stack, swapaxes, swapdims, t, tile, transpose, unbind, unflatten, unsqueeze, vstack,
+    split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
 )
 from .ops.indexing import (  # noqa: E402,F401
     gather, index_add, index_put, index_select, masked_fill, masked_select, nonzero, scatter,

@@ -41,7 +41,8 @@ _FUNCTIONS = {
 
 _FUNCTIONS_MORE = {
     red: "aminmax logcumsumexp",
-    sh: "adjoint diag diag_embed diagonal diff repeat_interleave rot90 tensor_split tril triu",
+    sh: "adjoint diag diag_embed diagonal diff repeat_interleave rot90 tensor_split tril triu "
+        "split_with_sizes unsafe_split unsafe_chunk unsafe_split_with_sizes",
     la: "addmm baddbmm cross trace",
     ix: "argwhere index_copy index_fill masked_scatter take_along_dim",
     cmp: "count_nonzero isreal kthvalue msort signbit unique_consecutive",
@@ -320,10 +321,12 @@ Tensor.masked_fill_ = masked_fill_
 
 def _commit(self, result, op):
     """In-place form of a composite: write ``result`` into self and take over its history."""
-    from .ops.primitive import _check_inplace_leaf
+    from .ops.primitive import _check_inplace_leaf, check_view_write
 
     if result._requires_grad:
         _check_inplace_leaf(self)
+    else:
+        check_view_write(self)
     self._write(result._array, op)
     if result._requires_grad:
         self._requires_grad = True

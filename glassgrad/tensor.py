@@ -216,6 +216,9 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad\nglassgrad: assign a "
+                                   "copy (x.grad = x.detach().clone()) if that is what you mean.")
             if value._array.shape != self._array.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "

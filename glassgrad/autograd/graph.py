@@ -475,7 +475,12 @@ def _saved_attribute(node, key):
     prim = node._prim
     attrs = node._attrs or {}
     if key in attrs:
-        return True, attrs[key]
+        value = attrs[key]
+        # NOTE [Freed attributes] in ops/primitive.py: an index kept for backward went with it
+        if node._freed and node._frees_attrs and (type(value) is _ndarray or type(value) is tuple
+                                                  and any(type(v) is _ndarray for v in value)):
+            raise RuntimeError(_second_time_message(node))
+        return True, value
     names = prim._input_names
     for pos, i in enumerate(prim._save_idx):
         if i < 0:

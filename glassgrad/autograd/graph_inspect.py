@@ -215,7 +215,11 @@ class _Ledger:
                      "packed": False, "is_output": False, "aliases": [],
                      "value": f"in{self.index[node]}.?"}]
         out = []
-        for name, i in zip(prim.saves, prim._save_idx):
+        when = prim._save_when  # NOTE [Saved when needed] in ops/primitive.py
+        for k, (name, i) in enumerate(zip(prim.saves, prim._save_idx)):
+            if when is not None and when[k] is not None and \
+                    all(node.next_functions[j][0] is None for j in when[k]):
+                continue  # never saved: no input that needed it required grad
             edge = None
             if i < 0:
                 meta = self.out_meta.get((node, 0))

@@ -14,6 +14,7 @@ from collections import OrderedDict
 
 from ..autograd.grad_mode import _state
 from ..autograd.graph import Node, RemovableHandle, grad_accumulator
+from ..ops import _view_meta
 from ..tensor import Tensor
 
 # process-wide hooks (``torch.nn.modules.module.register_module_forward_hook`` and friends)
@@ -79,6 +80,9 @@ def _identity(values):
         alias._requires_grad = True
         alias.grad_fn = node
         alias._output_nr = k
+        # PyTorch's identity is a custom Function returning its inputs as-is: an in-place write
+        # to one (ReLU(inplace=True) after the hooked module) is refused (NOTE [View creation])
+        _view_meta.mark(alias, _view_meta.CUSTOM_FUNCTION)
         out[i] = alias
     node._metadata = {"index": idx, "n": len(values)}
     return out, node

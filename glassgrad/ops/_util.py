@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _state
-from . import primitive
+from . import _view_meta, primitive
 
 
 def T():
@@ -159,10 +159,10 @@ def mark_view(result, x, fn):
         result._view_fn = lambda b: fn(prev(b))
     result._vc = x._vc
     if not _state.enabled:  # a no_grad view: a recorded in-place write to it is refused
-        vid = id(result)
-        refs = primitive.NO_GRAD_VIEWS
-        refs[vid] = weakref.ref(result, lambda _, refs=refs, vid=vid: refs.pop(vid, None))
+        _view_meta.mark(result, _view_meta.NO_GRAD)
         return result
+    if _view_meta.CREATION_META:  # NOTE [View creation] in _view_meta.py
+        _view_meta.inherit(result, x)
     key = id(base)  # NOTE [Stale views]
     views = VIEWS.get(key)
     if views is None:

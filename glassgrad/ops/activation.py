@@ -115,31 +115,36 @@ class Addcmul(Primitive):
     """``x + value * a * b`` (operands of one dtype, broadcasting)."""
 
     saves = ("a", "b")
+    saved_for = {"a": ("b",), "b": ("a",)}  # NOTE [Saved when needed] in primitive.py
+    wants_needs_input_grad = True
 
     @staticmethod
     def forward(xp, x, a, b, *, value):
         return x + a * b if value == 1 else x + value * a * b
 
     @staticmethod
-    def backward(grad, a, b, *, value):
+    def backward(grad, a, b, *, value, needs_input_grad):
         scaled = grad if value == 1 else grad * value
-        return grad, scaled * b, scaled * a
+        return (grad, scaled * b if needs_input_grad[1] else None,
+                scaled * a if needs_input_grad[2] else None)
 
 
 class Addcdiv(Primitive):
     """``x + value * a / b`` (operands of one dtype, broadcasting)."""
 
     saves = ("a", "b")
+    saved_for = {"a": ("b",)}  # NOTE [Saved when needed] in primitive.py
+    wants_needs_input_grad = True
 
     @staticmethod
     def forward(xp, x, a, b, *, value):
         return x + a / b if value == 1 else x + value * a / b
 
     @staticmethod
-    def backward(grad, a, b, *, value):
+    def backward(grad, a, b, *, value, needs_input_grad):
         scaled = grad if value == 1 else grad * value
         grad_a = scaled / b
-        return grad, grad_a, -grad_a * a / b
+        return grad, grad_a, (-grad_a * a / b if needs_input_grad[2] else None)
 
 
 class Lerp(Primitive):
@@ -161,6 +166,9 @@ class LerpTensor(Primitive):
 
     node_name = "LerpBackward1"
     saves = ("x", "end", "weight")
+    # NOTE [Saved when needed] in primitive.py (PyTorch keeps weight in every case)
+    saved_for = {"x": ("weight",), "end": ("weight",)}
+    wants_needs_input_grad = True
 
     @staticmethod
     def forward(xp, x, end, weight):
@@ -168,8 +176,10 @@ class LerpTensor(Primitive):
         return xp.where(xp.abs(weight) < 0.5, x + weight * diff, end - diff * (1 - weight))
 
     @staticmethod
-    def backward(grad, x, end, weight):
-        return grad * (1 - weight), grad * weight, grad * (end - x)
+    def backward(grad, x, end, weight, needs_input_grad):
+        return (grad * (1 - weight) if needs_input_grad[0] else None,
+                grad * weight if needs_input_grad[1] else None,
+                grad * (end - x) if needs_input_grad[2] else None)
 
 
 def _one_float_dtype(*xs) -> bool:

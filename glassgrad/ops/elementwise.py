@@ -43,6 +43,7 @@ from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-ex
 )
 from .power import Pow, PowScalar, RPowScalar
 from .primitive import Primitive
+from .scalar import AlphaMulScalar
 
 _BF16 = dtypes.bfloat16.np
 
@@ -92,6 +93,7 @@ class Sub(Primitive):
 
 class Mul(Primitive):
     saves = ("x", "y")
+    saved_for = {"x": ("y",), "y": ("x",)}  # NOTE [Saved when needed] in primitive.py
     wants_needs_input_grad = True
 
     @staticmethod
@@ -108,6 +110,7 @@ class Mul(Primitive):
 
 class Div(Primitive):
     saves = ("x", "y")
+    saved_for = {"x": ("y",)}  # NOTE [Saved when needed] in primitive.py
     wants_needs_input_grad = True
 
     @staticmethod
@@ -214,6 +217,7 @@ class Where(Primitive):
     """``where(condition, x, y)``; the boolean condition is an attribute (it has no gradient)."""
 
     node_name = "WhereBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py (PyTorch saves the condition)
 
     @staticmethod
     def forward(xp, x, y, *, condition):
@@ -279,6 +283,8 @@ class Atan2(Primitive):
 
 class Remainder(Primitive):
     saves = ("x", "y")
+    saved_for = {"x": ("y",), "y": ("y",)}  # NOTE [Saved when needed] in primitive.py
+    wants_needs_input_grad = True
 
     @staticmethod
     def forward(xp, x, y):
@@ -286,12 +292,14 @@ class Remainder(Primitive):
             return xp.remainder(x, y)
 
     @staticmethod
-    def backward(grad, x, y):
-        return grad, -grad * floor_divide(x, y)
+    def backward(grad, x, y, needs_input_grad):
+        return grad, (-grad * floor_divide(x, y) if needs_input_grad[1] else None)
 
 
 class Fmod(Primitive):
     saves = ("x", "y")
+    saved_for = {"x": ("y",), "y": ("y",)}  # NOTE [Saved when needed] in primitive.py
+    wants_needs_input_grad = True
 
     @staticmethod
     def forward(xp, x, y):
@@ -299,8 +307,8 @@ class Fmod(Primitive):
             return xp.fmod(x, y)
 
     @staticmethod
-    def backward(grad, x, y):
-        return grad, -grad * trunc(x / y)
+    def backward(grad, x, y, needs_input_grad):
+        return grad, (-grad * trunc(x / y) if needs_input_grad[1] else None)
 
 
 def _float_input(x, op):
@@ -372,7 +380,7 @@ def add(input, other, *, alpha=1):
         if isinstance(alpha, float) and a._array.dtype.kind in "biu":
             raise RuntimeError(
                 "For integral input tensors, argument alpha must not be a floating point number.")
-        b = mul(b, alpha)
+        b = AlphaMulScalar.apply_scalar(b, alpha) if b._requires_grad else mul(b, alpha)
     return Add.apply(a, b)
 
 
@@ -384,7 +392,7 @@ def sub(input, other, *, alpha=1):
         if isinstance(alpha, float) and a._array.dtype.kind in "biu":
             raise RuntimeError(
                 "For integral input tensors, argument alpha must not be a floating point number.")
-        b = mul(b, alpha)
+        b = AlphaMulScalar.apply_scalar(b, alpha) if b._requires_grad else mul(b, alpha)
     if a._array.dtype == np.bool_:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "

@@ -181,7 +181,10 @@ def _binary(prim, fallback):
     from ..tensor import Tensor
 
     idx = prim._save_idx
-    if prim.multi_output or any(i < 0 for i in idx) or len(prim._input_names) != 2:
+    when = prim._save_when  # NOTE [Saved when needed] in primitive.py: one input each, or None
+    pairs = tuple((i, -1 if w is None else w[0]) for i, w in zip(idx, when or [None] * len(idx)))
+    if prim.multi_output or any(i < 0 for i in idx) or len(prim._input_names) != 2 \
+            or any(w is not None and len(w) != 1 for w in when or ()):
         raise TypeError(f"{prim.__name__} has no binary fast path")  # at import
     fwd = prim.forward
     node_cls = prim.node_cls
@@ -229,7 +232,11 @@ def _binary(prim, fallback):
             ey = (fn, y._output_nr)
         else:
             ey = (grad_accumulator(y), 0) if y._requires_grad else _NO_EDGE
-        if idx:
+        if when is not None:
+            xy = (x, y)
+            saved = tuple([SavedTensor(xy[i], False) if j < 0 or xy[j]._requires_grad else None
+                           for i, j in pairs])
+        elif idx:
             xy = (x, y)
             saved = tuple([SavedTensor(xy[i], False) for i in idx])
         else:

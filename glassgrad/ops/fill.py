@@ -51,6 +51,8 @@ class CopyFrom(Primitive):
 
 
 class MaskedFill(Primitive):
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
+
     @staticmethod
     def forward(xp, x, value, *, mask):
         return xp.where(mask, value, x)

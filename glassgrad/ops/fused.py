@@ -25,6 +25,7 @@ class Linear(Primitive):
 
     node_name = "AddmmBackward0"
     saves = ("x", "weight")
+    saved_for = {"x": ("weight",), "weight": ("x",)}  # NOTE [Saved when needed] in primitive.py
     wants_needs_input_grad = True
 
     @staticmethod
@@ -44,9 +45,11 @@ class Linear(Primitive):
         if not _plain(grad, x, weight):
             return _tensor_rule(Linear, grad, (x, weight), {"needs_input_grad": needs_input_grad})
         if _all_zero(grad):  # NOTE [Zero gradients]
-            return (_zero_product(grad, weight, x.shape) if needs_input_grad[0] else None,
-                    _zero_product(grad.T, x, weight.shape) if needs_input_grad[1] else None,
-                    np.zeros(weight.shape[:1], grad.dtype) if needs_input_grad[2] else None)
+            return (_zero_product(grad, weight, (grad.shape[0], weight.shape[1]))
+                    if needs_input_grad[0] else None,
+                    _zero_product(grad.T, x, (grad.shape[1], x.shape[1]))
+                    if needs_input_grad[1] else None,
+                    np.zeros(grad.shape[1:], grad.dtype) if needs_input_grad[2] else None)
         return (_gemm(np, grad, weight) if needs_input_grad[0] else None,
                 _gemm(np, grad.T, x) if needs_input_grad[1] else None,
                 _sum_rows(grad) if needs_input_grad[2] else None)
@@ -65,6 +68,7 @@ class MatMulNT(Primitive):
 
     node_name = "MmBackward0"
     saves = ("a", "b")
+    saved_for = {"a": ("b",), "b": ("a",)}  # NOTE [Saved when needed] in primitive.py
     wants_needs_input_grad = True
 
     @staticmethod
@@ -89,6 +93,7 @@ class MatMulTN(Primitive):
 
     node_name = "MmBackward0"
     saves = ("a", "b")
+    saved_for = {"a": ("b",), "b": ("a",)}  # NOTE [Saved when needed] in primitive.py
     wants_needs_input_grad = True
 
     @staticmethod
@@ -204,7 +209,7 @@ def _all_zero(a) -> bool:
 def _plain(*arrays) -> bool:
     """True when every operand is a NumPy ndarray (no ``vmap`` duck array)."""
     for a in arrays:
-        if type(a) is not np.ndarray:
+        if type(a) is not np.ndarray and a is not None:  # (None: not saved, not needed)
             return False
     return True
 
@@ -325,6 +330,8 @@ class NllLoss(Primitive):
     of the targets and zeros where the target is ignored; ``classes`` is C; ``ignored`` (N,) bool
     marks the ignored targets (None: none is), whose rows get no gradient at all."""
 
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
+
     @staticmethod
     def forward(xp, x, *, index, weight, total, reduction, classes, ignored=None):
         loss = x[np.arange(x.shape[0]), index] * -weight
@@ -358,6 +365,8 @@ class NllLoss(Primitive):
 class NllLossBackward(Primitive):
     """The derivative of ``NllLoss``: ``-grad * weight[n] (/ total)`` at ``[n, index[n]]``, zeros
     elsewhere (its own derivative is ``NllLoss`` again: the map is linear)."""
+
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
 
     node_name = "NllLossBackwardBackward0"
 

@@ -11,7 +11,7 @@ from ._forward_errors import broadcast_shapes
 from ._names import scalar_type
 from ._util import half, is_tensor, widened, wrap_dim
 from .indexing import IndexBackward, IndexPut, _value_tensor, getitem
-from .primitive import Primitive
+from .primitive import Primitive, keep_attrs
 
 
 def _within(index, dim):
@@ -20,6 +20,8 @@ def _within(index, dim):
 
 
 class Gather(Primitive):
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
+
     @staticmethod
     def forward(xp, x, *, dim, index, shape):
         if index.shape != x.shape:
@@ -55,6 +57,8 @@ def _pad_to(grad_src, index, src_shape):
 
 
 class ScatterAdd(Primitive):
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
+
     @staticmethod
     def forward(xp, x, src, *, dim, index, src_shape):
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py (index_add stays 16-bit)
@@ -71,6 +75,8 @@ class ScatterAdd(Primitive):
 
 
 class Scatter(Primitive):
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
+
     @staticmethod
     def forward(xp, x, src, *, dim, index, src_shape):
         out = x.copy()
@@ -169,7 +175,8 @@ def scatter_add(input, dim: int, index, src):
     d = wrap_dim(dim, input._array.ndim, "scatter_add")
     _check_scatter_index(input, d, idx, "scatter_add", src)
     src = _value_tensor(src, input, "scatter_add")
-    return ScatterAdd.apply(input, src, dim=d, index=idx, src_shape=src._array.shape)
+    out = ScatterAdd.apply(input, src, dim=d, index=idx, src_shape=src._array.shape)
+    return out if src._requires_grad else keep_attrs(out)  # NOTE [Freed attributes]
 
 
 def scatter(input, dim: int, index, src=None, value=None, *, reduce=None):
@@ -252,7 +259,8 @@ def index_add(input, dim: int, index, source, *, alpha=1):
         raise TypeError(f"index_add(): argument 'source' (position 4) must be Tensor, not "
                         f"{type(source).__name__}")
     src = source if alpha == 1 else source * alpha
-    return IndexPut.apply(input, src, index=where, accumulate=True)
+    out = IndexPut.apply(input, src, index=where, accumulate=True)
+    return out if src._requires_grad else keep_attrs(out)  # NOTE [Freed attributes]
 
 
 def index_copy(input, dim: int, index, source):

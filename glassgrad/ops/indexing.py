@@ -12,12 +12,12 @@ import re
 import numpy as np
 
 from ..autograd.grad_mode import _state
-from . import _overlap, primitive
+from . import _overlap, _view_meta, primitive
 from ._forward_errors import broadcast_shapes
 from ._names import c_type, scalar_type
 from ._util import is_tensor, mark_view, wrap_dim
 from .fill import MaskedFill
-from .primitive import Primitive, _check_inplace_leaf, _record
+from .primitive import Primitive, _check_inplace_leaf, _record, check_view_write
 
 
 def _norm_index(index):
@@ -124,6 +124,8 @@ def index_error(e, x, idx, what="indexing"):
 
 
 class Index(Primitive):
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py (a basic index: the views below)
+
     @staticmethod
     def forward(xp, x, *, index, basic, shape):
         return x[index]
@@ -155,30 +157,37 @@ class IndexBackward(Primitive):
 # UnsqueezeBackward0; nothing but ``:``/``...`` AliasBackward0); pieces of split/unbind likewise
 class Select(Index):
     node_name = "SelectBackward0"
+    frees_attrs = False
 
 
 class Slice(Index):
     node_name = "SliceBackward0"
+    frees_attrs = False
 
 
 class UnsqueezeIndex(Index):
     node_name = "UnsqueezeBackward0"
+    frees_attrs = False
 
 
 class Alias(Index):
     node_name = "AliasBackward0"
+    frees_attrs = False
 
 
 class SplitPiece(Index):
     node_name = "SplitBackward0"
+    frees_attrs = False
 
 
 class SplitWithSizesPiece(Index):
     node_name = "SplitWithSizesBackward0"
+    frees_attrs = False
 
 
 class UnbindPiece(Index):
     node_name = "UnbindBackward0"
+    frees_attrs = False
 
 
 _FULL = slice(None)
@@ -238,6 +247,7 @@ class IndexPut(Primitive):
     """``x[index] = value`` out of place; ``setitem`` records it after writing in place."""
 
     node_name = "IndexPutBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
 
     @staticmethod
     def forward(xp, x, value, *, index, accumulate):
@@ -292,7 +302,11 @@ def setitem(input, index, value) -> None:
         v = _strip_leading_ones(v, input._array, idx)
     recording = _state.enabled and (input._requires_grad or v._requires_grad)
     if recording:
+        if primitive.CREATION_META and _is_basic(idx):  # NOTE [View creation] in _view_meta.py
+            _view_meta.check(input, _basic_cls(index, idx))
         _check_inplace_leaf(input)
+    else:
+        check_view_write(input)
     arr = input._array
     if not arr.flags.writeable:  # NOTE [Expanded writes] in _overlap.py
         arr = _writable(arr, idx, v)
@@ -360,6 +374,7 @@ class MaskedFillScalar(Primitive):
     """``x`` with the number ``value`` (a 0-d array of x's dtype) where ``mask`` is True."""
 
     node_name = "MaskedFillBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
 
     @staticmethod
     def forward(xp, x, *, mask, value):

@@ -9,6 +9,8 @@ import itertools
 import numpy as np
 
 from .. import dtypes
+from ..autograd.grad_mode import _state
+from . import _view_meta
 from ._util import cast, wrap_dim
 from .primitive import Primitive
 from .shape import atleast_1d, atleast_2d, atleast_3d, narrow, reshape
@@ -179,7 +181,17 @@ def _pieces(tensor, d, sizes, cls="Slice"):
     for s in sizes:
         out.append(indexing.view_index(tensor, lead + (slice(start, start + s), Ellipsis), cls))
         start += s
-    return tuple(out)
+    return _multi_output(out) if cls is not indexing.Slice else tuple(out)
+
+
+def _multi_output(views) -> tuple:
+    """The pieces of split/chunk/unbind: PyTorch refuses a recorded in-place write to them
+    (NOTE [View creation] in _view_meta.py; under no_grad they are marked as no_grad views)."""
+    if _state.enabled:
+        for i, v in enumerate(views):
+            if v._base is not None:
+                _view_meta.mark(v, _view_meta.MULTI_OUTPUT, i)
+    return tuple(views)
 
 
 def chunk(input, chunks: int, dim: int = 0):
@@ -193,6 +205,24 @@ def chunk(input, chunks: int, dim: int = 0):
     if size == 0:  # NOTE: PyTorch gives `chunks` empty pieces here
         return _pieces(input, d, [0] * chunks, "SplitPiece")
     return split(input, -(-size // chunks), d)
+
+
+def split_with_sizes(input, split_sizes, dim: int = 0):
+    """Pieces of the listed sizes along ``dim`` (``torch.split_with_sizes``): views."""
+    return split(input, [int(s) for s in split_sizes], dim)
+
+
+def _unsafe(split_fn):
+    def unsafe(input, split_size, dim: int = 0):
+        pieces = split_fn(input, split_size, dim)
+        for v in pieces:  # NOTE [View creation] in _view_meta.py: in-place writes are allowed
+            _view_meta.CREATION_META.pop(id(v), None)
+        return pieces
+
+    unsafe.__name__ = unsafe.__qualname__ = "unsafe_" + split_fn.__name__
+    unsafe.__doc__ = (f"``{split_fn.__name__}`` whose pieces may be written in place "
+                      f"(``torch.unsafe_{split_fn.__name__}``).")
+    return unsafe
 
 
 def tensor_split(input, indices_or_sections, dim: int = 0):
@@ -223,6 +253,11 @@ def tensor_split(input, indices_or_sections, dim: int = 0):
     return tuple(out)
 
 
+unsafe_split = _unsafe(split)
+unsafe_chunk = _unsafe(chunk)
+unsafe_split_with_sizes = _unsafe(split_with_sizes)
+
+
 def unbind(input, dim: int = 0):
     """Tuple of slices along ``dim`` with that dim removed (``torch.unbind``): views."""
     from .indexing import UnbindPiece, view_index
@@ -231,5 +266,5 @@ def unbind(input, dim: int = 0):
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, input._array.ndim, "unbind")
     lead = (slice(None),) * d
-    return tuple(view_index(input, lead + (i, Ellipsis), UnbindPiece)
-                 for i in range(input._array.shape[d]))
+    return _multi_output([view_index(input, lead + (i, Ellipsis), UnbindPiece)
+                          for i in range(input._array.shape[d])])

@@ -23,6 +23,7 @@ from .primitive import Primitive
 class MatMul(Primitive):
     node_name = "MmBackward0"
     saves = ("x", "y")
+    saved_for = {"x": ("y",), "y": ("x",)}  # NOTE [Saved when needed] in primitive.py
     wants_needs_input_grad = True
 
     @staticmethod
@@ -37,7 +38,7 @@ class MatMul(Primitive):
 
     @staticmethod
     def backward(grad, x, y, needs_input_grad):
-        if grad._array.ndim == 2 and y._array.ndim == 2 and type(grad._array) is np.ndarray:
+        if grad._array.ndim == 2 and type(grad._array) is np.ndarray:  # (so x and y are 2-D)
             from .fused import MatMulNT, MatMulTN  # one op each, no transpose op (ops/fused.py)
 
             return (MatMulNT.apply(grad, y) if needs_input_grad[0] else None,
@@ -65,6 +66,7 @@ class Mv(Primitive):
     vector (no lift to matrices, so next_functions reads as PyTorch's)."""
 
     saves = ("x", "y")
+    saved_for = {"x": ("y",), "y": ("x",)}  # NOTE [Saved when needed] in primitive.py
     wants_needs_input_grad = True
 
     @staticmethod
@@ -317,22 +319,23 @@ class Einsum(Primitive):
     """Two-operand ``einsum`` on explicit subscripts ``"ab,bc->ac"`` (letters only)."""
 
     saves = ("x", "y")
+    saved_for = {"x": ("y",), "y": ("x",)}  # NOTE [Saved when needed] in primitive.py
     wants_needs_input_grad = True
 
     @staticmethod
-    def forward(xp, x, y, *, equation):
+    def forward(xp, x, y, *, equation, shapes):  # shapes: (x's, y's), for an unsaved operand
         if x.dtype.itemsize == 2 and x.dtype.kind in "fV":  # NOTE: see MatMul.forward
             return Einsum.forward(xp, x.astype(xp.float32), y.astype(xp.float32),
-                                  equation=equation).astype(x.dtype)
+                                  equation=equation, shapes=shapes).astype(x.dtype)
         # NOTE: optimize=True routes big contractions to BLAS (tensordot) but costs ~30 us to plan
         return xp.einsum(equation, x, y, optimize=x.size * y.size > 1 << 16)
 
     @staticmethod
-    def backward(grad, x, y, *, equation, needs_input_grad):
+    def backward(grad, x, y, *, equation, shapes, needs_input_grad):
         lhs, out = equation.split("->")
         sx, sy = lhs.split(",")
-        grad_x = _einsum_grad(grad, out, y, sy, sx, x.shape) if needs_input_grad[0] else None
-        grad_y = _einsum_grad(grad, out, x, sx, sy, y.shape) if needs_input_grad[1] else None
+        grad_x = _einsum_grad(grad, out, y, sy, sx, shapes[0]) if needs_input_grad[0] else None
+        grad_y = _einsum_grad(grad, out, x, sx, sy, shapes[1]) if needs_input_grad[1] else None
         return grad_x, grad_y
 
 
@@ -368,7 +371,8 @@ def _einsum_grad(grad, s_out, other, s_other, s_target, target_shape):
     the target come back by broadcasting (size-1 broadcasts are summed away by the engine)."""
     avail = set(s_out) | set(s_other)
     keep = "".join(c for c in s_target if c in avail)
-    g = Einsum.apply(grad, other, equation=f"{s_out},{s_other}->{keep}")
+    g = Einsum.apply(grad, other, equation=f"{s_out},{s_other}->{keep}",
+                     shapes=(grad._array.shape, other._array.shape))
     return _restore(g, keep, s_target, target_shape)
 
 
@@ -422,7 +426,8 @@ def einsum(equation, *operands):
             continue
         (x, sx), (y, sy) = picked
         keep = out if not pending else "".join(dict.fromkeys(c for c in sx + sy if c in needed))
-        pending.append((Einsum.apply(x, y, equation=f"{sx},{sy}->{keep}"), keep))
+        pending.append((Einsum.apply(x, y, equation=f"{sx},{sy}->{keep}",
+                                     shapes=(x._array.shape, y._array.shape)), keep))
     x, s = pending[0]
     return _unary(x, s, out)
 

@@ -96,6 +96,7 @@ class MaxPoolWithIndices(Primitive):
     marked ``empty`` (only padding) give ``fill`` (-inf for the max, 0 for a gradient)."""
 
     node_name = "MaxPool2DWithIndicesBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
 
     @staticmethod
     def forward(xp, x, *, indices, size, unique, empty=None, fill=None):
@@ -124,6 +125,7 @@ class MaxPoolBackward(Primitive):
     windows (only padding) send nothing."""
 
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
 
     @staticmethod
     def forward(xp, grad_output, *, indices, size, unique, empty=None):
@@ -168,6 +170,7 @@ class AvgPool(Primitive):
     """Window sums over ``x`` divided by ``divisor`` (a number or an array of shape ``out``)."""
 
     node_name = "AvgPool2DBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py (PyTorch saves the input)
 
     @staticmethod
     def forward(xp, x, *, kernel, stride, padding, divisor, size):
@@ -253,6 +256,7 @@ class AdaptiveAvgPool(Primitive):
     """Adaptive average pooling with PyTorch's exact bins, as one matrix product per dim."""
 
     node_name = "AdaptiveAvgPool2DBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py (PyTorch saves the input)
 
     @staticmethod
     def forward(xp, x, *, mats):

@@ -44,7 +44,8 @@ from ..autograd.graph import (
     saved_attribute_names,
 )
 from ..backend import xp
-from . import _forward_errors
+from . import _forward_errors, _view_meta
+from ._view_meta import CREATION_META
 
 _new = object.__new__
 
@@ -65,6 +66,12 @@ class Primitive:
     """Base class of every op with a derivative. See the module docstring for the declaration."""
 
     saves: tuple = ()
+    # NOTE [Saved when needed]: {"x": ("y",)} saves x only when y requires grad (when recorded):
+    # PyTorch saves a tensor only for the gradients that will be computed, so `x @ w_frozen`
+    # keeps w alone, and an in-place write to x afterwards is no error. A backward rule that
+    # declares this receives None for an unsaved value and must only use it for an input's
+    # gradient that is needed (needs_input_grad, or an edge that is None)
+    saved_for: dict | None = None
     node_name: str | None = None  # default: f"{ClassName}Backward0"
     wants_needs_input_grad = False  # backward(..., needs_input_grad=(bool, ...)) when True
     once_differentiable = False
@@ -72,11 +79,17 @@ class Primitive:
     # one more edge (None, 0) after the inputs: the Python number operand of `x * 2`, which PyTorch
     # wraps as a tensor, so next_functions reads as PyTorch's
     scalar_edge = False
-    # PyTorch saves the number of `x * 2` as a tensor, so its node is freed by backward and a
-    # second backward through it raises; True makes this node freed the same way
+    # NOTE [Freed attributes]: PyTorch frees every tensor a node saved (SavedVariable) when
+    # backward is done with it, so a second backward through the node raises "Trying to backward
+    # through the graph a second time" even when what it saved is only an index or a mask (or
+    # the wrapped number of `x * 2`); a node that saved none (`x.sum()`, `x + 1`) may run again.
+    # glassgrad keeps such arrays as attributes: True makes this node freed the same way; a
+    # wrapper clears it on one node with ``keep_attrs`` where PyTorch saves the index only for
+    # an input's gradient that nobody needs (index_add, scatter_add with a constant source)
     frees_attrs = False
     node_cls: type = Node
     _save_idx: tuple = ()
+    _save_when = None  # per entry of _save_idx: None (always) or the input positions it serves
     _saves_input0 = False
     _save1 = 0
     _input_names: tuple = ()
@@ -107,6 +120,10 @@ class Primitive:
                 raise TypeError(f"{cls.__name__}.saves names unknown input {name!r}")
         cls._save_idx = tuple(idx)
         cls._saves_input0 = 0 in idx
+        if cls.saved_for:  # NOTE [Saved when needed]
+            cls._save_when = tuple(
+                tuple(inputs.index(n) for n in cls.saved_for[name]) if name in cls.saved_for
+                else None for name in cls.saves)
         # _record1's case: 0 saves nothing, 1 the output, 2 the input, 3 anything else
         cls._save1 = {(): 0, (-1,): 1, (0,): 2}.get(cls._save_idx, 3) if not cls.multi_output else 3
         slots = ("_n_outputs",) if cls.multi_output else ()
@@ -238,11 +255,11 @@ class Primitive:
         recording = _state.enabled and any(t._requires_grad for t in inputs)
         if recording:
             _check_inplace_leaf(target)
-            if cls._saves_input0:
+            if cls._saves_input0 and (cls._save_when is None
+                                      or _needed(cls, inputs, cls._save_idx.index(0))):
                 inputs = (target._snapshot(), *others)
-        elif NO_GRAD_VIEWS and _state.enabled and target._base is not None \
-                and target._base._requires_grad:
-            _check_no_grad_view(target)  # (a no_grad view of a tensor that requires grad)
+        elif _state.enabled and target._base is not None and target._base._requires_grad:
+            _check_inplace_leaf(target)  # NOTE: a view of a tensor that requires grad
         try:
             out = cls.forward(xp, *[t._array for t in inputs], **attrs)
         except Exception as exc:  # noqa: BLE001 - NOTE: NumPy may wrap a VmapFallback
@@ -255,10 +272,18 @@ class Primitive:
             # NOTE: inputs are saved as they were read, so `y.mul_(y)` (or an input sharing y's
             # version counter, a view) fails at backward as in PyTorch: the write changed it.
             for saved, i in zip(node._saved, cls._save_idx):
-                if i >= 0:
+                if i >= 0 and saved is not None:
                     saved._version = read_at[i]
             target._rebase_history()
         return target
+
+
+def keep_attrs(result):
+    """``result``'s node (just recorded) keeps its attributes through backward: NOTE [Freed
+    attributes], for the call where PyTorch saves nothing."""
+    if result.grad_fn is not None:
+        result.grad_fn._frees_attrs = False
+    return result
 
 
 def _forward_failed(cls, inputs, attrs, exc):
@@ -400,6 +425,8 @@ def _record(cls, result, inputs, attrs, results=None):
     idx = cls._save_idx
     if not idx:
         saved = ()
+    elif cls._save_when is not None:
+        saved = _saved_when_needed(cls, result, inputs, results)
     elif len(idx) == 1 and results is None:
         i = idx[0]
         saved = (SavedTensor(result, True) if i < 0 else SavedTensor(inputs[i], False),)
@@ -423,13 +450,37 @@ def _record(cls, result, inputs, attrs, results=None):
     return node
 
 
-# id(view) -> weakref, for views made under no_grad (PyTorch's CreationMeta::NO_GRAD_MODE): a
-# recorded in-place write to one is refused, as there (written by _util.mark_view)
-NO_GRAD_VIEWS: dict = {}
+def _needed(cls, inputs, k) -> bool:
+    """Whether entry ``k`` of ``cls.saves`` is saved for these inputs (NOTE [Saved when needed])."""
+    when = cls._save_when[k]
+    return when is None or any(inputs[j]._requires_grad for j in when)
+
+
+def _saved_when_needed(cls, result, inputs, results) -> tuple:
+    """The saved values of a node whose class declares ``saved_for``: None for each one that no
+    input requiring grad needs (NOTE [Saved when needed])."""
+    out = []
+    for i, when in zip(cls._save_idx, cls._save_when):
+        if when is not None:
+            for j in when:
+                if inputs[j]._requires_grad:
+                    break
+            else:
+                out.append(None)
+                continue
+        if i >= 0:
+            out.append(SavedTensor(inputs[i], False))
+        else:
+            out.append(SavedTensor(result if results is None else results[-1 - i], True, -1 - i))
+    return tuple(out)
 
 
 def _check_inplace_leaf(target) -> None:
-    _check_no_grad_view(target)
+    """PyTorch's checks before a recorded in-place write to ``target``; also run for a write
+    that records nothing to a view whose base requires grad: PyTorch's view then requires grad
+    through its base (``b = a[:]; a.requires_grad = True; b.add_(5)`` is refused there)."""
+    if CREATION_META:  # NOTE [View creation] in _view_meta.py
+        _view_meta.check(target)
     if target.grad_fn is None and target._requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation.\n"
@@ -445,17 +496,9 @@ def _check_inplace_leaf(target) -> None:
         )
 
 
-def _check_no_grad_view(target) -> None:
-    """PyTorch's refusal of an in-place write, with grad mode on, to a view made under no_grad."""
-    if target._base is not None and NO_GRAD_VIEWS:
-        ref = NO_GRAD_VIEWS.get(id(target))
-        if ref is not None and ref() is target:
-            raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad mode "
-                "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
-                "You can clarify your code by moving both the view and the inplace either both "
-                "inside the no_grad block (if you don't want the inplace to be tracked) or both "
-                "outside (if you want the inplace to be tracked).\n"
-                f"glassgrad: the view has shape {list(target.shape)}; make it outside no_grad, or "
-                "write to it under no_grad."
-            )
+def check_view_write(target) -> None:
+    """``_check_inplace_leaf`` for a write that records nothing (a view whose base requires
+    grad; see there)."""
+    base = target._base
+    if base is not None and base._requires_grad and _state.enabled:
+        _check_inplace_leaf(target)

@@ -168,7 +168,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if (counts < 0).any():
         raise RuntimeError("repeats can not be negative")
     idx = np.repeat(np.arange(size, dtype=np.int64), counts)
-    return index_select(x, d, primitive._make(idx))
+    out = index_select(x, d, primitive._make(idx))
+    # NOTE [Freed attributes] in primitive.py: PyTorch expands a number of repeats (nothing saved)
+    return out if is_tensor(repeats) else primitive.keep_attrs(out)
 
 
 def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None):

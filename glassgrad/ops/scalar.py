@@ -117,6 +117,14 @@ class MulScalar(Primitive):
         return grad * constant(other, grad.dtype), None
 
 
+class AlphaMulScalar(MulScalar):
+    """``alpha * other`` of ``add``/``sub``: PyTorch keeps ``alpha`` as a number on its
+    AddBackward0, which backward does not free (NOTE [Freed attributes] in primitive.py)."""
+
+    frees_attrs = False
+    scalar_op = None  # (no fast path: add/sub call apply_scalar)
+
+
 class DivScalar(Primitive):
     node_name = "DivBackward0"
     scalar_edge = True

@@ -22,6 +22,7 @@ class MaxDim(Primitive):
     the gradient goes to that one element (Gather's backward), as PyTorch's MaxBackward0."""
 
     node_name = "MaxBackward0"
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py
 
     @staticmethod
     def forward(xp, x, *, dim, index, keepdim, shape):

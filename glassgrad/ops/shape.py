@@ -114,6 +114,7 @@ class CopySlices(Primitive):
     """The base's new history after an in-place write through one of its views."""
 
     node_name = "CopySlices"  # PyTorch's class name (its name() adds "torch::autograd::")
+    frees_attrs = True  # NOTE [Freed attributes] in primitive.py (PyTorch drops its fn)
 
     @staticmethod
     def forward(xp, base, value, *, view_fn):  # pragma: no cover - recorded, never run forward
@@ -554,9 +555,13 @@ from .joins import (  # noqa: F401 - re-exported, see the module docstring
     hstack,
     row_stack,
     split,
+    split_with_sizes,
     stack,
     tensor_split,
     unbind,
+    unsafe_chunk,
+    unsafe_split,
+    unsafe_split_with_sizes,
     vstack,
 )
 from .rearrange import (  # noqa: F401
