@@ -17,6 +17,8 @@ from .ops import linalg as la
 from .ops import reduction as red
 from .ops import shape as sh
 from .ops import special_ops as sp
+from .ops._convert import checked
+from .ops._names import cast_error as _cast_error
 from .ops._util import as_tensor_arg, cast, is_tensor
 from .tensor import Tensor
 
@@ -179,7 +181,10 @@ Tensor.new_empty = _new(0)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    t = Tensor._make(np.full(tuple(size), fill_value, dtype=(dtype or self.dtype).np))
+    from . import _factories
+
+    dt, shape = (dtype or self.dtype).np, tuple(size)
+    t = Tensor._make(np.full(shape, _factories._fill_value(fill_value, dt, shape)))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
@@ -195,17 +200,20 @@ Tensor.new_tensor = new_tensor
 
 # --- in-place ----------------------------------------------------------------------------------
 def _operand(self, other, op):
-    """``other`` as a Tensor of self's dtype; PyTorch's rule that the result must fit self."""
-    o = as_tensor_arg(other, self, op)
-    if o._array.dtype != self._array.dtype:
-        rd = dtypes.result_type(self, other)
-        if rd._kind > self.dtype._kind:
-            raise RuntimeError(
-                f"result type {rd.name.capitalize()} can't be cast to the desired output type "
-                f"{self.dtype.name.capitalize()} (in-place {op} on a {self.dtype} tensor)"
-            )
-        o = cast(o, self._array.dtype)
-    return o
+    """``other`` as a Tensor of self's dtype; PyTorch's rule that the result must fit self
+    (``torch.can_cast``: no float into an integer tensor, no integer into a bool one)."""
+    dt = self._array.dtype
+    if is_tensor(other):
+        if other._array.dtype == dt:
+            return other
+    else:
+        o = as_tensor_arg(other, self, op)
+        if dt.kind == "f" and (other.__class__ is float or other.__class__ is int):
+            return o  # a number keeps a float tensor's dtype
+    rd = dtypes.result_type(self, other)
+    if rd._kind > self.dtype._kind:
+        raise _cast_error(rd, self.dtype, op)
+    return cast(other, dt) if is_tensor(other) else o
 
 
 def _binary_inplace(prim, op, check=None):
@@ -270,6 +278,10 @@ def clamp_(self, min=None, max=None):  # noqa: A002 - torch's names
         return _commit(self, ew.clamp(self, min, max), "clamp_")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if self._array.dtype.kind in "biu":
+        if isinstance(min, float) or isinstance(max, float):
+            raise _cast_error(dtypes.get_default_dtype(), self.dtype, "clamp_", c_names=True)
+        min, max = ew._int_bounds(self, min, max)
     return ew.Clamp.apply_inplace(self, min=min, max=max)
 
 
@@ -286,7 +298,8 @@ def fill_(self, value):
                 f"{value._array.ndim} dimensions."
             )
         return ew.CopyFrom.apply_inplace(self, cast(value, self._array.dtype))
-    return ew.Fill.apply_inplace(self, value=value)
+    op = "fill1" if self._array.size == 1 else "fill"
+    return ew.Fill.apply_inplace(self, value=checked(value, self._array.dtype, op))
 
 
 def zero_(self):
@@ -308,7 +321,10 @@ def masked_fill_(self, mask, value):
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}"
         )
-    v = _operand(self, value, "masked_fill_")
+    if is_tensor(value):
+        v = _operand(self, value, "masked_fill_")
+    else:  # a number is stored, not an operand: 2.5 truncates into an int tensor, as in PyTorch
+        v = Tensor._make(np.asarray(checked(value, self._array.dtype)))
     return ew.MaskedFill.apply_inplace(self, v, mask=m)
 
 

@@ -14,6 +14,7 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from . import _special, primitive
+from ._convert import checked
 from ._util import cast, is_tensor, promote, reject_bool_sub, scalar
 from .elementwise_backward import (
     SigmoidBackward,
@@ -487,9 +488,19 @@ def clamp(input, min=None, max=None):
             out = minimum(out, max)
         return out
     x = input
-    if x._array.dtype.kind in "biu" and (isinstance(min, float) or isinstance(max, float)):
-        x = cast(x, dtypes.get_default_dtype().np)
+    if x._array.dtype.kind in "biu":
+        if isinstance(min, float) or isinstance(max, float):
+            x = cast(x, dtypes.get_default_dtype().np)
+        else:
+            min, max = _int_bounds(x, min, max)
     return Clamp.apply(x, min=min, max=max)
+
+
+def _int_bounds(x, min, max):  # noqa: A002 - torch's names
+    """Integer clamp bounds as PyTorch converts them: checked, two's complement for unsigned
+    (NOTE [Number conversion] in _convert.py)."""
+    dt = x._array.dtype
+    return (None if min is None else checked(min, dt)), (None if max is None else checked(max, dt))
 
 
 clip = clamp

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
+from ._convert import checked
 from ._forward_errors import broadcast_shapes
 from ._names import scalar_type
 from ._util import is_tensor, wrap_dim
@@ -174,7 +175,7 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce=None):
     (``torch.scatter``); ``reduce='add'`` adds instead. Repeated indices keep one write."""
     if reduce == "add":
         if src is None:
-            src = primitive._make(np.full(index.shape, value, dtype=input._array.dtype))
+            src = primitive._make(np.full(index.shape, checked(value, input._array.dtype)))
         return scatter_add(input, dim, index, src)
     if reduce is not None:
         raise NotImplementedError(
@@ -185,7 +186,7 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce=None):
     if src is None:
         src = value
     if not is_tensor(src):
-        src = primitive._make(np.full(idx.shape, src, dtype=input._array.dtype))
+        src = primitive._make(np.full(idx.shape, checked(src, input._array.dtype)))
     _check_scatter_index(input, d, idx, "scatter", src)
     src = _value_tensor(src, input, "scatter")
     return Scatter.apply(input, src, dim=d, index=idx, src_shape=src._array.shape)

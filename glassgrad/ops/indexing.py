@@ -13,6 +13,7 @@ import numpy as np
 
 from ..autograd.grad_mode import _state
 from . import primitive
+from ._convert import checked
 from ._forward_errors import broadcast_shapes
 from ._names import c_type, scalar_type
 from ._util import is_tensor, mark_view, wrap_dim
@@ -262,6 +263,8 @@ class IndexPut(Primitive):
 def _value_tensor(value, like, op):
     if is_tensor(value):
         return value if value._array.dtype == like._array.dtype else value.to(like.dtype)
+    if isinstance(value, (int, float, np.number)):  # NOTE [Number conversion] in _convert.py
+        return primitive._make(np.asarray(checked(value, like._array.dtype, op)))
     return primitive._make(np.asarray(value, dtype=like._array.dtype))
 
 
@@ -375,7 +378,7 @@ def masked_fill(input, mask, value):
         ) from None
     if is_tensor(value):
         return MaskedFillTensor.apply(input, _value_tensor(value, input, "masked_fill"), mask=m)
-    return MaskedFillScalar.apply(input, mask=m, value=np.asarray(value, input._array.dtype))
+    return MaskedFillScalar.apply(input, mask=m, value=checked(value, input._array.dtype))
 
 
 def masked_select(input, mask):
