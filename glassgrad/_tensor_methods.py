@@ -90,6 +90,12 @@ Tensor.__ge__ = _not_implemented_for(cmp.ge)
 Tensor.__and__ = Tensor.__rand__ = _not_implemented_for(cmp.bitwise_and)
 Tensor.__or__ = Tensor.__ror__ = _not_implemented_for(cmp.bitwise_or)
 Tensor.__xor__ = Tensor.__rxor__ = _not_implemented_for(cmp.bitwise_xor)
+Tensor.__lshift__ = _not_implemented_for(cmp.bitwise_left_shift)
+Tensor.__rshift__ = _not_implemented_for(cmp.bitwise_right_shift)
+Tensor.__rlshift__ = _not_implemented_for(_swap(cmp.bitwise_left_shift))
+Tensor.__rrshift__ = _not_implemented_for(_swap(cmp.bitwise_right_shift))
+Tensor.bitwise_left_shift = cmp.bitwise_left_shift
+Tensor.bitwise_right_shift = cmp.bitwise_right_shift
 Tensor.__getitem__ = ix.getitem
 Tensor.__setitem__ = ix.setitem
 Tensor.view = sh.view
@@ -219,6 +225,9 @@ def _operand(self, other, op):
 def _binary_inplace(prim, op, check=None):
     def method(self, other, *, alpha=1):
         if alpha != 1:
+            if isinstance(alpha, float) and self._array.dtype.kind in "biu":
+                raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                                   "floating point number.")
             other = ew.mul(other, alpha)
         return prim.apply_inplace(self, _operand(self, other, op))
 
@@ -242,6 +251,12 @@ def div_(self, other, *, rounding_mode=None):
 
 
 def pow_(self, exponent):
+    if self._array.dtype.kind in "biu":  # computed in the promoted dtype, then cast (PyTorch)
+        if not is_tensor(exponent) and isinstance(exponent, float):
+            raise _cast_error(dtypes.get_default_dtype(), self.dtype, "pow_")
+        if is_tensor(exponent):
+            _operand(self, exponent, "pow_")  # the can't-cast check
+        return _commit(self, ew.pow(self, exponent), "pow_")
     if is_tensor(exponent):
         return ew.Pow.apply_inplace(self, _operand(self, exponent, "pow_"))
     return ew.PowScalar.apply_inplace(self, exponent=exponent)
@@ -374,6 +389,32 @@ Tensor.masked_scatter_ = _composite_inplace(ix.masked_scatter, "masked_scatter_"
 Tensor.maximum_ = _composite_inplace(ew.maximum, "maximum_")
 Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.__imod__ = Tensor.remainder_
+
+
+def _bits_inplace(fn, op):
+    """``x.bitwise_and_(other)`` and kin: PyTorch's can't-cast check, then the op in the
+    promoted dtype, cast back into x (no gradient: integer and bool results)."""
+    def method(self, other):
+        _operand(self, other, op)
+        return _commit(self, fn(self, other), op)
+
+    method.__name__ = op
+    return method
+
+
+for _name, _bits in (("bitwise_and", cmp.bitwise_and), ("bitwise_or", cmp.bitwise_or),
+                     ("bitwise_xor", cmp.bitwise_xor),
+                     ("bitwise_left_shift", cmp.bitwise_left_shift),
+                     ("bitwise_right_shift", cmp.bitwise_right_shift)):
+    setattr(Tensor, _name + "_", _bits_inplace(_bits, _name + "_"))
+for _name in "eq ne lt le gt ge logical_and logical_or logical_xor".split():
+    # a bool result fits any dtype: no can't-cast check (PyTorch writes 0/1 into int tensors)
+    setattr(Tensor, _name + "_", _composite_inplace(getattr(cmp, _name), _name + "_"))
+Tensor.logical_not_ = _composite_inplace(cmp.logical_not, "logical_not_")
+Tensor.bitwise_not_ = _composite_inplace(cmp.bitwise_not, "bitwise_not_")
+Tensor.__iand__, Tensor.__ior__ = Tensor.bitwise_and_, Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+Tensor.__ilshift__, Tensor.__irshift__ = Tensor.bitwise_left_shift_, Tensor.bitwise_right_shift_
 
 
 # --- random fills (no history: used by nn.init under no_grad) ----------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .amp.autocast import state as _autocast
+from .dtypes import get_default_dtype
 from .ops import elementwise as ew
 from .ops import fast_path
 from .ops import scalar as sc
@@ -78,7 +79,7 @@ def _rdiv(number, x):
     """``number / x`` off the fast path: the same reciprocal-times-number in x's result dtype
     (an integer ``x`` in the default float, so ``200 / int_tensor`` rounds as PyTorch's)."""
     if isinstance(number, (int, float)) and not isinstance(number, bool) and not _autocast.on:
-        a, _ = ew.promote(x, number, "div", float_only=True)
+        a = x if x._array.dtype.kind not in "biu" else ew.cast(x, get_default_dtype().np)
         return ew.mul(ew.Reciprocal.apply_unary(a), number)
     return ew.div(number, x)
 

@@ -160,6 +160,9 @@ def shape_str(t) -> str:
 
 def reject_bool_sub(input, other) -> None:
     """PyTorch refuses ``-`` with exactly one bool operand (a bool tensor or a Python bool)."""
+    for v in (input, other):
+        if v.__class__ is int:  # (after Python's own int range check, as in PyTorch)
+            _python_int_range(v)
     if _is_bool(input) != _is_bool(other):
         raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "

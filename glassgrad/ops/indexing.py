@@ -405,6 +405,10 @@ def masked_scatter(input, mask, source):
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{scalar_type(mask.dtype)}")
+    if source._array.dtype != input._array.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got"
+            f"{scalar_type(input.dtype)} and {scalar_type(source.dtype)}")
     shape = broadcast_shapes("masked_scatter", input._array.shape, mask._array.shape)
     if input._array.shape != shape:  # NOTE: out of place, input broadcasts too (as in PyTorch)
         input = expand(input, shape)
