@@ -167,3 +167,26 @@ for _name, _fn in {
 @pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in INPLACE + POW + INDEX])
 def test_matches_torch(fn):
     assert_same_outcome(fn)
+
+
+def _out(m, fn, x, out):
+    r = fn(x, out=out)
+    assert r is out
+    return out
+
+
+OUT = [
+    ("exp int out=int", lambda m: _out(m, m.exp, m.tensor([1, 2]), m.zeros(2, dtype=m.int64))),
+    ("sqrt out=float64", lambda m: _out(m, m.sqrt, m.tensor([2.0, 3.0]), m.zeros(
+        2, dtype=m.float64))),
+    ("sqrt int out=float16", lambda m: _out(m, m.sqrt, m.tensor([2, 3]), m.zeros(
+        2, dtype=m.float16))),
+    ("sqrt out resized", lambda m: _out(m, m.sqrt, m.tensor([1.0, 4.0]), m.zeros(0))),
+    ("exp out requires grad", lambda m: m.exp(m.tensor([1.0], requires_grad=True),
+                                              out=m.zeros(1))),
+]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in OUT])
+def test_out_matches_torch(fn):
+    assert_same_outcome(fn)

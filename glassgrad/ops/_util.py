@@ -79,6 +79,27 @@ def _no_uint64(rd, t, number):
     return rd
 
 
+def write_out(prim, x, out, op: str):
+    """``fn(x, out=out)``: PyTorch refuses it under autograd, resizes a differently shaped
+    ``out`` (warning when it had elements), and refuses a result its dtype cannot hold."""
+    if _state.enabled and (x._requires_grad or out._requires_grad):
+        raise RuntimeError(
+            f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad.")
+    result = prim.forward(np, x._array)
+    if out._array.shape != result.shape:
+        if out._array.size:
+            import warnings
+
+            warnings.warn(
+                "An output with one or more elements was resized since it had shape "
+                f"{list(out._array.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}.", UserWarning, stacklevel=3)
+        out._array = np.empty(result.shape, dtype=out._array.dtype)
+    out._write(result, op)
+    return out
+
+
 def _check_number(x, op: str) -> None:
     if not isinstance(x, (int, float, bool, np.number, np.bool_)):
         raise TypeError(

@@ -15,7 +15,7 @@ from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from . import _special, primitive
 from ._convert import checked
-from ._util import cast, is_tensor, promote, reject_bool_sub, scalar
+from ._util import cast, is_tensor, promote, reject_bool_sub, scalar, write_out
 from .elementwise_backward import (
     SigmoidBackward,
     TanhBackward,
@@ -301,6 +301,8 @@ def _unary_fn(cls, name, float_only=True):
         if _autocast.on:
             input = autocast_arg(name, input)
         x = _float_input(input, name) if float_only else input
+        if out is not None:
+            return write_out(cls, x, out, name)
         return cls.apply(x)
 
     fn.__name__ = name
