@@ -66,7 +66,8 @@ from .comparison import (  # noqa: E402,F401
     unique_consecutive,
 )
 from .comparison import (  # noqa: E402,F401
-    allclose, argsort, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge, greater,
+    allclose, argsort, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+    bitwise_right_shift, bitwise_xor, eq, equal, ge, greater,
     greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf, isposinf, le, less, less_equal,
     logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal, sort, topk, unique,
 )

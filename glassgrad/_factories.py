@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import dtypes
@@ -18,6 +20,7 @@ from ._factory_args import (
 from .autograd.grad_mode import _state as _grad_state
 from .autograd.graph import INFERENCE_VERSION
 from .backend import device as _device
+from .ops import _convert
 from .tensor import Tensor
 
 
@@ -143,6 +146,10 @@ def _infer_array(data, dtype):
     except ValueError:  # NumPy's "inhomogeneous shape": find PyTorch's reason
         _check_nested(data)
         raise
+    if arr.dtype == np.uint64 or arr.dtype.kind in "Of" and _big_int_in(data, arr, kinds):
+        arr = _beyond_int64(data, arr, dtype)
+    if dtype is not None and dtype.np.kind in "iu" and arr.dtype.kind in "iuf":
+        _check_fits(arr, dtype.np)
     if arr.dtype == object:
         _check_nested(data)
         raise ValueError(
@@ -162,6 +169,44 @@ def _infer_array(data, dtype):
     if arr.dtype.kind in "US":
         raise TypeError(f"new(): invalid data type '{arr.dtype.kind == 'U' and 'str'}'")
     return np.array(arr, dtype=dtypes.from_numpy_dtype(arr.dtype).np)
+
+
+def _big_int_in(data, arr, kinds) -> bool:
+    """Whether the list (or number) ``data`` holds a Python int beyond int64."""
+    if arr.dtype.kind == "f":  # ints and floats together: only a large float may be one
+        if int not in kinds or not arr.size or np.abs(arr).max() < 2**63:
+            return False
+    return _big_int(data)
+
+
+def _big_int(data) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_big_int(v) for v in data)
+    return data.__class__ is int and not -(2**63) <= data < 2**63
+
+
+def _beyond_int64(data, arr, dtype):
+    """Python ints beyond int64 (NumPy makes uint64 or object arrays of them): PyTorch's
+    ValueError, unless they are stored as floats or bools."""
+    if dtype is None or dtype.np.kind in "iu":
+        raise ValueError(
+            "Overflow when unpacking long long\nglassgrad: tensor() takes ints in the int64 range "
+            "[-2**63, 2**63); pass dtype=glassgrad.float64 to store larger ones as floats."
+        )
+    try:
+        return np.array(data, dtype=np.float64 if dtype.is_floating_point else np.bool_)
+    except (TypeError, ValueError):
+        return arr  # not numbers after all: the caller explains
+
+
+def _check_fits(arr, np_dtype):
+    """PyTorch's overflow check of the numbers of a list stored as an integer dtype (NOTE
+    [Number conversion] in ops/_convert.py); an array or tensor argument wraps instead."""
+    if not arr.size:
+        return
+    low, high = arr.min(), arr.max()
+    if _convert.overflows(low.item(), np_dtype) or _convert.overflows(high.item(), np_dtype):
+        raise _convert.overflow_error(np_dtype, c_names=False)
 
 
 def _sequence_dtype(kinds):
@@ -253,7 +298,15 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> T
     """A tensor of shape ``size`` filled with ``fill_value``; dtype inferred from the value."""
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
-    return _finish(np.full(_size((size,)), fill_value, dtype=_dt(dtype)), requires_grad)
+    dt, shape = _dt(dtype), _size((size,))
+    return _finish(np.full(shape, _fill_value(fill_value, dt, shape)), requires_grad)
+
+
+def _fill_value(value, np_dtype, shape):
+    """A fill number (or 0-d tensor) checked as PyTorch checks it (NOTE [Number conversion])."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    return _convert.checked(value, np_dtype, "fill1" if math.prod(shape) == 1 else "fill")
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
@@ -277,7 +330,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     shape, dt = _like(input, dtype)
-    return _finish(np.full(shape, fill_value, dtype=dt), requires_grad)
+    return _finish(np.full(shape, _fill_value(fill_value, dt, shape)), requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
@@ -290,7 +343,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if vals[2] == 0:
+    if dtype is not None:
+        _not_bool(_dt(dtype), "arange")
+    if vals[2] == 0 or vals[2] != vals[2]:
         raise RuntimeError("step must be nonzero")
     for v in vals[:2]:
         if isinstance(v, float) and not np.isfinite(v):
@@ -306,23 +361,63 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         is_int = all(isinstance(v, (int, np.integer)) for v in vals)
         dtype = dtypes.int64 if is_int else dtypes.get_default_dtype()
-    n = int(np.ceil((vals[1] - vals[0]) / vals[2]))
-    arr = (vals[0] + np.arange(max(n, 0)) * vals[2]).astype(_dt(dtype))
+    dt = _dt(dtype)
+    if dt == np.int64:  # PyTorch reads int64 arguments as integers (truncated) first
+        vals = [int(_convert.checked(v, dt)) for v in vals]
+        if vals[2] == 0:
+            raise ValueError("step must be nonzero\nglassgrad: the step truncates to 0 in an "
+                             "int64 arange.")
+    n = max(int(np.ceil((vals[1] - vals[0]) / vals[2])), 0)
+    if dt.kind in "iu":  # start and step truncated and wrapped to the dtype, then counted
+        first, step = (int(_convert.wrapped(int(v), np.dtype(np.int64))) for v in vals[::2])
+        return _finish((first + np.arange(n, dtype=np.int64) * step).astype(dt), requires_grad)
+    arr = (vals[0] + np.arange(n) * vals[2]).astype(dt)
     return _finish(arr, requires_grad)
+
+
+def _not_bool(np_dtype, op: str) -> None:
+    if np_dtype == np.bool_:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for 'Bool'")
+
+
+def _ends(start, end, steps, np_dtype, op: str):
+    """linspace/logspace's ends, checked against the dtype as PyTorch checks them (linspace only
+    its start for one step)."""
+    if steps > 1:
+        _not_bool(np_dtype, op)
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    if not steps or op == "linspace" and steps == 1:
+        return (_convert.checked(start, np_dtype, "fill1") if steps else 0), 0, start, end
+    return _convert.checked(start, np_dtype), _convert.checked(end, np_dtype), start, end
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (``torch.linspace``);
     RuntimeError for negative ``steps``."""
     steps = _steps(steps, "linspace")
-    return _finish(np.linspace(start, end, steps).astype(_dt(dtype)), requires_grad)
+    dt = _dt(dtype)
+    first, last, start, end = _ends(start, end, steps, dt, "linspace")
+    if steps < 2:
+        return _finish(np.full(steps, first, dtype=dt), requires_grad)
+    # PyTorch's kernel: from the converted ends, a step (float64 for integers, else the dtype's
+    # own, in float32 for 16-bit), then the first half from start and the rest from end
+    acc = np.float64 if dt.kind in "iu" or dt == np.float64 else np.float32
+    first, last = acc(first), acc(last)
+    step = (last - first) / acc(steps - 1)
+    if dt.kind not in "iu":
+        step = acc(dt.type(step))
+    i = np.arange(steps, dtype=acc)
+    vals = np.where(i < steps // 2, first + step * i, last - step * (acc(steps - 1) - i))
+    return _finish(vals.astype(dt), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False) -> Tensor:
     """``steps`` values ``base ** linspace(start, end)`` (``torch.logspace``); RuntimeError for
     negative ``steps``."""
     steps = _steps(steps, "logspace")
-    return _finish(np.logspace(start, end, steps, base=base).astype(_dt(dtype)), requires_grad)
+    dt = _dt(dtype)
+    _, _, start, end = _ends(start, end, steps, dt, "logspace")
+    return _finish(np.logspace(start, end, steps, base=base).astype(dt), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -355,9 +450,10 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    _check_range(low, high, "randint")
+    dt = _dt(dtype, dtypes.int64)
+    _check_range(low, high, "randint", dt)
     arr = _rng(generator).integers(low, high, size=_size((size,)))
-    return _finish(arr.astype(_dt(dtype, dtypes.int64)), requires_grad)
+    return _finish(arr.astype(dt), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -393,8 +489,8 @@ def randn_like(input, *, dtype=None, generator=None, requires_grad=False):
 def randint_like(input, low, high=None, *, dtype=None, generator=None):
     if high is None:
         low, high = 0, low
-    _check_range(low, high, "randint_like")
     shape, dt = _like(input, dtype)
+    _check_range(low, high, "randint_like", dt)
     return _finish(_rng(generator).integers(low, high, size=shape).astype(dt), False)
 
 

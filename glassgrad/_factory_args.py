@@ -5,9 +5,12 @@ followed by a "glassgrad:" sentence), and the samplers behind ``Tensor.uniform_`
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from .tensor import Tensor
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _is_seq(v) -> bool:
@@ -83,7 +86,9 @@ def _steps(steps, op: str) -> int:
     return steps
 
 
-def _check_range(low, high, op: str) -> None:
+def _check_range(low, high, op: str, np_dtype=None) -> None:
+    if np_dtype is not None:
+        _check_bounds(low, high, np.dtype(np_dtype))
     if not low < high:
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}\n"
@@ -186,8 +191,26 @@ def _fill_random(r, s, dt, a=None, b=None):
             low, high = 0, (2 if dt == np.bool_ else int(np.iinfo(dt).max) + 1)
     else:
         low, high = (0, a) if b is None else (a, b)
-    _check_range(low, high, "random_")
+    _check_range(low, high, "random_", dt)
     return r.integers(low, high, s)
+
+
+def _check_bounds(low, high, np_dtype) -> None:
+    """PyTorch's random_/randint bounds check: ``from`` and ``to - 1`` must be values of the
+    dtype."""
+    from .ops._names import c_type
+
+    if np_dtype.kind == "f" or np_dtype == _BF16:
+        hi = float(ml_dtypes.finfo(np_dtype).max)
+        lo = -hi
+    elif np_dtype.kind == "b":
+        lo, hi = 0, 1
+    else:
+        lo, hi = int(np.iinfo(np_dtype).min), int(np.iinfo(np_dtype).max)
+    for name, v in (("from", low), ("to - 1", high - 1)):
+        if not lo <= v <= hi:
+            raise RuntimeError(f"{name} is out of bounds for {c_type(np_dtype)}\nglassgrad: "
+                               f"random integers of a {np_dtype} tensor lie in [{lo}, {hi}].")
 
 
 def _fill_geometric(r, s, dt, p):

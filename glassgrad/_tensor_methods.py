@@ -17,6 +17,8 @@ from .ops import linalg as la
 from .ops import reduction as red
 from .ops import shape as sh
 from .ops import special_ops as sp
+from .ops._convert import checked
+from .ops._names import cast_error as _cast_error
 from .ops._util import as_tensor_arg, cast, is_tensor
 from .tensor import Tensor
 
@@ -89,6 +91,12 @@ Tensor.__ge__ = _not_implemented_for(cmp.ge)
 Tensor.__and__ = Tensor.__rand__ = _not_implemented_for(cmp.bitwise_and)
 Tensor.__or__ = Tensor.__ror__ = _not_implemented_for(cmp.bitwise_or)
 Tensor.__xor__ = Tensor.__rxor__ = _not_implemented_for(cmp.bitwise_xor)
+Tensor.__lshift__ = _not_implemented_for(cmp.bitwise_left_shift)
+Tensor.__rshift__ = _not_implemented_for(cmp.bitwise_right_shift)
+Tensor.__rlshift__ = _not_implemented_for(_swap(cmp.bitwise_left_shift))
+Tensor.__rrshift__ = _not_implemented_for(_swap(cmp.bitwise_right_shift))
+Tensor.bitwise_left_shift = cmp.bitwise_left_shift
+Tensor.bitwise_right_shift = cmp.bitwise_right_shift
 Tensor.__getitem__ = ix.getitem
 Tensor.__setitem__ = ix.setitem
 Tensor.view = sh.view
@@ -180,7 +188,10 @@ Tensor.new_empty = _new(0)
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    t = Tensor._make(np.full(tuple(size), fill_value, dtype=(dtype or self.dtype).np))
+    from . import _factories
+
+    dt, shape = (dtype or self.dtype).np, tuple(size)
+    t = Tensor._make(np.full(shape, _factories._fill_value(fill_value, dt, shape)))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
@@ -196,22 +207,28 @@ Tensor.new_tensor = new_tensor
 
 # --- in-place ----------------------------------------------------------------------------------
 def _operand(self, other, op):
-    """``other`` as a Tensor of self's dtype; PyTorch's rule that the result must fit self."""
-    o = as_tensor_arg(other, self, op)
-    if o._array.dtype != self._array.dtype:
-        rd = dtypes.result_type(self, other)
-        if rd._kind > self.dtype._kind:
-            raise RuntimeError(
-                f"result type {rd.name.capitalize()} can't be cast to the desired output type "
-                f"{self.dtype.name.capitalize()} (in-place {op} on a {self.dtype} tensor)"
-            )
-        o = cast(o, self._array.dtype)
-    return o
+    """``other`` as a Tensor of self's dtype; PyTorch's rule that the result must fit self
+    (``torch.can_cast``: no float into an integer tensor, no integer into a bool one)."""
+    dt = self._array.dtype
+    if is_tensor(other):
+        if other._array.dtype == dt:
+            return other
+    else:
+        o = as_tensor_arg(other, self, op)
+        if dt.kind == "f" and (other.__class__ is float or other.__class__ is int):
+            return o  # a number keeps a float tensor's dtype
+    rd = dtypes.result_type(self, other)
+    if rd._kind > self.dtype._kind:
+        raise _cast_error(rd, self.dtype, op)
+    return cast(other, dt) if is_tensor(other) else o
 
 
 def _binary_inplace(prim, op, check=None):
     def method(self, other, *, alpha=1):
         if alpha != 1:
+            if isinstance(alpha, float) and self._array.dtype.kind in "biu":
+                raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                                   "floating point number.")
             other = ew.mul(other, alpha)
         return prim.apply_inplace(self, _operand(self, other, op))
 
@@ -235,6 +252,12 @@ def div_(self, other, *, rounding_mode=None):
 
 
 def pow_(self, exponent):
+    if self._array.dtype.kind in "biu":  # computed in the promoted dtype, then cast (PyTorch)
+        if not is_tensor(exponent) and isinstance(exponent, float):
+            raise _cast_error(dtypes.get_default_dtype(), self.dtype, "pow_")
+        if is_tensor(exponent):
+            _operand(self, exponent, "pow_")  # the can't-cast check
+        return _commit(self, ew.pow(self, exponent), "pow_")
     if is_tensor(exponent):
         return ew.Pow.apply_inplace(self, _operand(self, exponent, "pow_"))
     return ew.PowScalar.apply_inplace(self, exponent=exponent)
@@ -271,6 +294,10 @@ def clamp_(self, min=None, max=None):  # noqa: A002 - torch's names
         return _commit(self, ew.clamp(self, min, max), "clamp_")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if self._array.dtype.kind in "biu":
+        if isinstance(min, float) or isinstance(max, float):
+            raise _cast_error(dtypes.get_default_dtype(), self.dtype, "clamp_", c_names=True)
+        min, max = ew._int_bounds(self, min, max)
     return ew.Clamp.apply_inplace(self, min=min, max=max)
 
 
@@ -287,7 +314,8 @@ def fill_(self, value):
                 f"{value._array.ndim} dimensions."
             )
         return ew.CopyFrom.apply_inplace(self, cast(value, self._array.dtype))
-    return ew.Fill.apply_inplace(self, value=value)
+    op = "fill1" if self._array.size == 1 else "fill"
+    return ew.Fill.apply_inplace(self, value=checked(value, self._array.dtype, op))
 
 
 def zero_(self):
@@ -309,7 +337,10 @@ def masked_fill_(self, mask, value):
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}"
         )
-    v = _operand(self, value, "masked_fill_")
+    if is_tensor(value):
+        v = _operand(self, value, "masked_fill_")
+    else:  # a number is stored, not an operand: 2.5 truncates into an int tensor, as in PyTorch
+        v = Tensor._make(np.asarray(checked(value, self._array.dtype)))
     return ew.MaskedFill.apply_inplace(self, v, mask=m)
 
 
@@ -366,6 +397,32 @@ Tensor.__imod__ = Tensor.remainder_
 Tensor.bitwise_and_ = Tensor.__iand__ = _composite_inplace(cmp.bitwise_and, "bitwise_and_")
 Tensor.bitwise_or_ = Tensor.__ior__ = _composite_inplace(cmp.bitwise_or, "bitwise_or_")
 Tensor.bitwise_xor_ = Tensor.__ixor__ = _composite_inplace(cmp.bitwise_xor, "bitwise_xor_")
+
+
+def _bits_inplace(fn, op):
+    """``x.bitwise_and_(other)`` and kin: PyTorch's can't-cast check, then the op in the
+    promoted dtype, cast back into x (no gradient: integer and bool results)."""
+    def method(self, other):
+        _operand(self, other, op)
+        return _commit(self, fn(self, other), op)
+
+    method.__name__ = op
+    return method
+
+
+for _name, _bits in (("bitwise_and", cmp.bitwise_and), ("bitwise_or", cmp.bitwise_or),
+                     ("bitwise_xor", cmp.bitwise_xor),
+                     ("bitwise_left_shift", cmp.bitwise_left_shift),
+                     ("bitwise_right_shift", cmp.bitwise_right_shift)):
+    setattr(Tensor, _name + "_", _bits_inplace(_bits, _name + "_"))
+for _name in "eq ne lt le gt ge logical_and logical_or logical_xor".split():
+    # a bool result fits any dtype: no can't-cast check (PyTorch writes 0/1 into int tensors)
+    setattr(Tensor, _name + "_", _composite_inplace(getattr(cmp, _name), _name + "_"))
+Tensor.logical_not_ = _composite_inplace(cmp.logical_not, "logical_not_")
+Tensor.bitwise_not_ = _composite_inplace(cmp.bitwise_not, "bitwise_not_")
+Tensor.__iand__, Tensor.__ior__ = Tensor.bitwise_and_, Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+Tensor.__ilshift__, Tensor.__irshift__ = Tensor.bitwise_left_shift_, Tensor.bitwise_right_shift_
 
 
 # --- random fills (no history: used by nn.init under no_grad) ----------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .amp.autocast import state as _autocast
+from .dtypes import get_default_dtype
 from .ops import elementwise as ew
 from .ops import fast_path
 from .ops import scalar as sc
@@ -74,6 +75,15 @@ def _rtruediv(x, number):
     return sc.MulScalar.apply_scalar(ew.Reciprocal.apply_unary(x), number)
 
 
+def _rdiv(number, x):
+    """``number / x`` off the fast path: the same reciprocal-times-number in x's result dtype
+    (an integer ``x`` in the default float, so ``200 / int_tensor`` rounds as PyTorch's)."""
+    if isinstance(number, (int, float)) and not isinstance(number, bool) and not _autocast.on:
+        a = x if x._array.dtype.kind not in "biu" else ew.cast(x, get_default_dtype().np)
+        return ew.mul(ew.Reciprocal.apply_unary(a), number)
+    return ew.div(number, x)
+
+
 Tensor.__add__ = _binary("__add__", ew.add, ew.Add, sc.AddScalar)
 Tensor.__sub__ = _binary("__sub__", ew.sub, ew.Sub, sc.SubScalar)
 Tensor.__mul__ = _binary("__mul__", ew.mul, ew.Mul, sc.MulScalar)
@@ -81,7 +91,7 @@ Tensor.__truediv__ = _binary("__truediv__", ew.div, ew.Div, sc.DivScalar)
 Tensor.__radd__ = _reflected("__radd__", ew.add, sc.AddScalar)
 Tensor.__rsub__ = _reflected("__rsub__", ew.sub, sc.RSubScalar)
 Tensor.__rmul__ = _reflected("__rmul__", ew.mul, sc.MulScalar)
-Tensor.__rtruediv__ = _reflected("__rtruediv__", ew.div, None, _rtruediv)
+Tensor.__rtruediv__ = _reflected("__rtruediv__", _rdiv, None, _rtruediv)
 
 
 def __pow__(self, exponent):

@@ -10,9 +10,11 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import dtypes
 from .ops import primitive
+from .ops._convert import wrapped
 from .ops._names import scalar_type
-from .ops._util import is_tensor, wrap_dim
+from .ops._util import _no_uint64, is_tensor, wrap_dim
 
 _Sort = namedtuple("sort", ["values", "indices"])
 _TopK = namedtuple("topk", ["values", "indices"])
@@ -39,6 +41,30 @@ def _dtype_name(x) -> str:
     return scalar_type(x.dtype) if is_tensor(x) else type(x).__name__
 
 
+def _common(input, other, name, integer_only):
+    """Both operands as arrays of PyTorch's result dtype (a 0-d tensor or a number counts like a
+    scalar: ``uint8_tensor & int64_0d`` is uint8); a Python int wraps into it (NOTE [Number
+    conversion] in ops/_convert.py)."""
+    rd = dtypes.result_type(input, other)
+    if is_tensor(input) != is_tensor(other):
+        _no_uint64(rd, *((input, other) if is_tensor(input) else (other, input)))
+    if integer_only and (rd._kind == 2 or integer_only == "shift" and rd._kind == 0):
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{scalar_type(rd)}'\nglassgrad: {name} needs "
+            f"integer{' or bool' if integer_only is True else ''} tensors."
+        )
+    return _as(input, rd.np), _as(other, rd.np)
+
+
+def _as(x, np_dtype):
+    if not is_tensor(x):
+        return wrapped(x, np_dtype)
+    arr = x._array
+    if arr.dtype == np_dtype or not isinstance(arr, np.ndarray):  # (a vmap batched array as is)
+        return arr
+    return arr.astype(np_dtype)
+
+
 def _elementwise(np_fn, name, integer_only=False, tensors_only=False):
     def fn(input, other):
         if tensors_only and not is_tensor(other):
@@ -47,13 +73,14 @@ def _elementwise(np_fn, name, integer_only=False, tensors_only=False):
                 f"{type(other).__name__}"
             )
         a, b = _arr(input), _arr(other)
-        if integer_only:
-            for x in (input, other):
-                if (is_tensor(x) and x._array.dtype.kind not in "biu") or isinstance(x, float):
-                    raise NotImplementedError(
-                        f"\"{name}_cpu\" not implemented for '{_dtype_name(x)}'\nglassgrad: "
-                        f"{name} needs integer or bool tensors."
-                    )
+        # NOTE: one dtype, or a float tensor and a Python number: NumPy's result is PyTorch's
+        same = is_tensor(input) and is_tensor(other) and a.dtype == b.dtype
+        float_number = (not integer_only and is_tensor(input) and a.dtype.kind == "f"
+                        and other.__class__ in (int, float))
+        if integer_only == "shift" or not (same or float_number):
+            a, b = _common(input, other, name, integer_only)
+        elif integer_only and a.dtype.kind not in "biu":
+            _common(input, other, name, integer_only)  # raises PyTorch's NotImplementedError
         try:
             out = np_fn(a, b)
         except ValueError:
@@ -81,6 +108,24 @@ logical_xor = _elementwise(np.logical_xor, "logical_xor", tensors_only=True)
 bitwise_and = _elementwise(np.bitwise_and, "bitwise_and", integer_only=True)
 bitwise_or = _elementwise(np.bitwise_or, "bitwise_or", integer_only=True)
 bitwise_xor = _elementwise(np.bitwise_xor, "bitwise_xor", integer_only=True)
+
+
+def _shift(left):
+    def shift(a, b):
+        # PyTorch: a shift by a negative amount or by the width or more gives 0 (-1 for a
+        # negative number shifted right); NumPy leaves it to the C compiler
+        ok = (b >= 0) & (b < 8 * a.dtype.itemsize)
+        s = np.where(ok, b, 0).astype(a.dtype)
+        out = np.left_shift(a, s) if left else np.right_shift(a, s)
+        return np.where(ok, out, 0 if left else np.where(a < 0, -1, 0)).astype(a.dtype)
+
+    return shift
+
+
+bitwise_left_shift = _elementwise(_shift(True), "lshift", integer_only="shift")
+bitwise_right_shift = _elementwise(_shift(False), "rshift", integer_only="shift")
+bitwise_left_shift.__name__ = bitwise_left_shift.__qualname__ = "bitwise_left_shift"
+bitwise_right_shift.__name__ = bitwise_right_shift.__qualname__ = "bitwise_right_shift"
 
 
 def _unary(np_fn, name, doc, integer_only=False):

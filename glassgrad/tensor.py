@@ -18,6 +18,7 @@ from .autograd.grad_mode import _state
 from .autograd.graph import InferenceVersion, RemovableHandle
 from .backend import CPU_DEVICE, xp
 from .ops import _overlap, primitive
+from .ops._names import cast_error
 from .ops import shape as _shape_ops
 
 _new = object.__new__
@@ -380,10 +381,9 @@ class Tensor:
         if out.dtype != arr.dtype:
             src, dst = dtypes._FROM_NP.get(out.dtype), dtypes._FROM_NP[arr.dtype]
             if src is not None and src._kind > dst._kind:
-                raise RuntimeError(
-                    f"result type {src.name.capitalize()} can't be cast to the desired output type "
-                    f"{dst.name.capitalize()} (in-place {op} on a {dst} tensor)"
-                )
+                if src.is_floating_point:  # NOTE: NumPy's float16/float64 for an int's exp()
+                    src = dtypes.get_default_dtype()  # is PyTorch's default float
+                raise cast_error(src, dst, f"in-place {op}")
         if not arr.flags.writeable:  # NOTE [Expanded writes] in ops/_overlap.py
             alias = _overlap.writable(arr, op)
             if alias is None:

@@ -408,7 +408,9 @@ def one_hot(tensor, num_classes: int = -1):
         if idx.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(idx.max()) + 1
-    if idx.size and (idx.min() < 0 or idx.max() >= num_classes):
+    if idx.size and idx.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if idx.size and idx.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     out = np.zeros(idx.shape + (num_classes,), dtype=np.int64)
     np.put_along_axis(out, idx[..., None], 1, axis=-1)

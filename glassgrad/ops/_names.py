@@ -37,3 +37,14 @@ def scalar_type(dtype) -> str:
 def c_type(dtype) -> str:
     """``glassgrad.int64`` (or a NumPy dtype) -> ``"long int"``."""
     return C_TYPE[getattr(dtype, "name", str(dtype))]
+
+
+def cast_error(result, out, op: str, c_names: bool = False) -> RuntimeError:
+    """PyTorch's error for a result of dtype ``result`` written into a tensor of dtype ``out``
+    that it cannot be cast to (float into integer, integer into bool: ``torch.can_cast``)."""
+    shown = c_type(out) if c_names else scalar_type(out)
+    return RuntimeError(
+        f"result type {scalar_type(result)} can't be cast to the desired output type {shown}\n"
+        f"glassgrad: {op} writes a {result} result into a {out} tensor; convert the operands, "
+        "or use the out-of-place op."
+    )

@@ -14,6 +14,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import _state
 from . import _view_meta, primitive
+from ._convert import _python_int_range, wrapped
 
 
 def T():
@@ -60,7 +61,10 @@ def is_tensor(x) -> bool:
 
 
 def scalar(value, np_dtype) -> object:
-    """Wrap a Python/NumPy number as a 0-d Tensor of ``np_dtype`` (never requires grad)."""
+    """Wrap a Python/NumPy number as a 0-d Tensor of ``np_dtype`` (never requires grad); a Python
+    int wraps into an integer dtype as in PyTorch (NOTE [Number conversion] in _convert.py)."""
+    if value.__class__ is int:
+        return primitive._make(np.asarray(wrapped(value, np.dtype(np_dtype))))
     return primitive._make(np.asarray(value, dtype=np_dtype))
 
 
@@ -83,10 +87,10 @@ def promote(a, b, op: str, float_only: bool = False):
         rd = dtypes.result_type(a, b)
     elif ta:
         _check_number(b, op)
-        rd = dtypes.result_type(a, b)
+        rd = _no_uint64(dtypes.result_type(a, b), a, b)
     elif tb:
         _check_number(a, op)
-        rd = dtypes.result_type(a, b)
+        rd = _no_uint64(dtypes.result_type(a, b), b, a)
     else:
         raise TypeError(f"{op}(): expected at least one Tensor, got {type(a).__name__} and "
                         f"{type(b).__name__}")
@@ -96,6 +100,38 @@ def promote(a, b, op: str, float_only: bool = False):
     a = cast(a, np_dt) if ta else scalar(a, np_dt)
     b = cast(b, np_dt) if tb else scalar(b, np_dt)
     return a, b
+
+
+def _no_uint64(rd, t, number):
+    """PyTorch reads a Python int in [2**63, 2**64) as a uint64, which a bool tensor cannot
+    promote with (an integer tensor takes it wrapped: NOTE [Number conversion])."""
+    if number.__class__ is int and number >= 2**63 and t._array.dtype == np.bool_:
+        _python_int_range(number)
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            "Bool and UInt64\nglassgrad: the number is beyond int64; use a smaller one.")
+    return rd
+
+
+def write_out(prim, x, out, op: str):
+    """``fn(x, out=out)``: PyTorch refuses it under autograd, resizes a differently shaped
+    ``out`` (warning when it had elements), and refuses a result its dtype cannot hold."""
+    if _state.enabled and (x._requires_grad or out._requires_grad):
+        raise RuntimeError(
+            f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad.")
+    result = prim.forward(np, x._array)
+    if out._array.shape != result.shape:
+        if out._array.size:
+            import warnings
+
+            warnings.warn(
+                "An output with one or more elements was resized since it had shape "
+                f"{list(out._array.shape)}, which does not match the required output shape "
+                f"{list(result.shape)}.", UserWarning, stacklevel=3)
+        out._array = np.empty(result.shape, dtype=out._array.dtype)
+    out._write(result, op)
+    return out
 
 
 def _check_number(x, op: str) -> None:
@@ -179,6 +215,9 @@ def shape_str(t) -> str:
 
 def reject_bool_sub(input, other) -> None:
     """PyTorch refuses ``-`` with exactly one bool operand (a bool tensor or a Python bool)."""
+    for v in (input, other):
+        if v.__class__ is int:  # (after Python's own int range check, as in PyTorch)
+            _python_int_range(v)
     if _is_bool(input) != _is_bool(other):
         raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
+from ._convert import checked
 from ._forward_errors import broadcast_shapes
 from ._names import scalar_type
 from ._util import half, is_tensor, widened, wrap_dim
@@ -164,8 +165,18 @@ def take_along_dim(input, indices, dim=None):
     x_shape, k_shape = list(common), list(common)
     x_shape[d], k_shape[d] = input._array.shape[d], indices._array.shape[d]
     x = expand(input, tuple(x_shape)) if tuple(x_shape) != input._array.shape else input
-    k = expand(indices, tuple(k_shape))
-    return gather(x, d, primitive._make(np.ascontiguousarray(k._array)))
+    k = np.ascontiguousarray(expand(indices, tuple(k_shape))._array)
+    size = x._array.shape[d]
+    if k.size and k.min() < 0 and k.min() >= -size:  # PyTorch counts -1 from the end here
+        k = np.where(k < 0, k + size, k)
+    return gather(x, d, primitive._make(k))
+
+
+def _same_dtype(input, src):
+    if is_tensor(src) and src._array.dtype != input._array.dtype:  # PyTorch converts no src
+        raise RuntimeError(
+            f"scatter(): Expected self.dtype to be equal to src.dtype\nglassgrad: a "
+            f"{src.dtype} src into a {input.dtype} tensor; convert it with .to(x.dtype).")
 
 
 def scatter_add(input, dim: int, index, src):
@@ -174,6 +185,7 @@ def scatter_add(input, dim: int, index, src):
     idx = _index_array(index, "scatter_add")
     d = wrap_dim(dim, input._array.ndim, "scatter_add")
     _check_scatter_index(input, d, idx, "scatter_add", src)
+    _same_dtype(input, src)
     src = _value_tensor(src, input, "scatter_add")
     out = ScatterAdd.apply(input, src, dim=d, index=idx, src_shape=src._array.shape)
     return out if src._requires_grad else keep_attrs(out)  # NOTE [Freed attributes]
@@ -184,7 +196,7 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce=None):
     (``torch.scatter``); ``reduce='add'`` adds instead. Repeated indices keep one write."""
     if reduce == "add":
         if src is None:
-            src = primitive._make(np.full(index.shape, value, dtype=input._array.dtype))
+            src = primitive._make(np.full(index.shape, checked(value, input._array.dtype)))
         return scatter_add(input, dim, index, src)
     if reduce is not None:
         raise NotImplementedError(
@@ -194,8 +206,9 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce=None):
     d = wrap_dim(dim, input._array.ndim, "scatter")
     if src is None:
         src = value
+    _same_dtype(input, src)
     if not is_tensor(src):
-        src = primitive._make(np.full(idx.shape, src, dtype=input._array.dtype))
+        src = primitive._make(np.full(idx.shape, checked(src, input._array.dtype)))
     _check_scatter_index(input, d, idx, "scatter", src)
     src = _value_tensor(src, input, "scatter")
     return Scatter.apply(input, src, dim=d, index=idx, src_shape=src._array.shape)
@@ -220,10 +233,13 @@ def index_select(input, dim: int, index):
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
     if idx.size and (idx.max() >= size or idx.min() < 0):
         bad = int(idx.max() if idx.max() >= size else idx.min())
-        raise RuntimeError(
-            f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}\nglassgrad: "
-            f"index_select of dim {d} (size {size}) with index {bad}; indices must be in "
-            f"[0, {size})."
+        if d:  # PyTorch's kernel for an inner dim words it so
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}"
+                               f"\nglassgrad: index_select of dim {d} (size {size}) with index "
+                               f"{bad}; indices must be in [0, {size}).")
+        raise IndexError(
+            f"index out of range in self\nglassgrad: index_select of dim {d} (size {size}) with "
+            f"index {bad}; indices must be in [0, {size}) (no counting from the end)."
         )
     return getitem(input, (slice(None),) * d + (idx,))
 
@@ -232,11 +248,21 @@ def _index_along(input, dim, index, source, op):
     d = wrap_dim(dim, input._array.ndim, op)
     idx = _vector_index(index, op)
     size = input._array.shape[d] if input._array.ndim else 1
-    if idx.size and (idx.max() >= size or idx.min() < -size):
+    low = -size if op == "index_fill" else 0  # NOTE: only index_fill counts -1 from the end
+    if idx.size and (idx.max() >= size or idx.min() < low):
         bad = int(idx.max() if idx.max() >= size else idx.min())
-        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}\n"
-                         f"glassgrad: {op} into a {list(input.shape)} tensor.")
+        # PyTorch's own types: RuntimeError for index_add, IndexError (named) for index_copy
+        error, name = (RuntimeError, "") if op == "index_add" else (IndexError, f"{op}_(): ")
+        if op == "index_fill":
+            name = ""
+        raise error(f"{name}index {bad} is out of bounds for dimension {d} with size {size}\n"
+                    f"glassgrad: {op} into a {list(input.shape)} tensor; indices must be in "
+                    f"[{low}, {size}).")
     if source is not None and is_tensor(source):
+        if source._array.dtype != input._array.dtype and op == "index_copy":
+            raise RuntimeError(
+                "index_copy_(): self and source expected to have the same dtype, but got (self) "
+                f"{scalar_type(input.dtype)} and (source) {scalar_type(source.dtype)}")
         if source._array.dtype != input._array.dtype:
             raise RuntimeError(
                 f"{op}_(): self ({scalar_type(input.dtype)}) and source "

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..autograd.grad_mode import _state
 from . import _overlap, _view_meta, primitive
+from ._convert import checked
 from ._forward_errors import broadcast_shapes
 from ._names import c_type, scalar_type
 from ._util import is_tensor, mark_view, wrap_dim
@@ -272,6 +273,8 @@ class IndexPut(Primitive):
 def _value_tensor(value, like, op):
     if is_tensor(value):
         return value if value._array.dtype == like._array.dtype else value.to(like.dtype)
+    if isinstance(value, (int, float, np.number)):  # NOTE [Number conversion] in _convert.py
+        return primitive._make(np.asarray(checked(value, like._array.dtype, op)))
     return primitive._make(np.asarray(value, dtype=like._array.dtype))
 
 
@@ -416,7 +419,7 @@ def masked_fill(input, mask, value):
         ) from None
     if is_tensor(value):
         return MaskedFillTensor.apply(input, _value_tensor(value, input, "masked_fill"), mask=m)
-    return MaskedFillScalar.apply(input, mask=m, value=np.asarray(value, input._array.dtype))
+    return MaskedFillScalar.apply(input, mask=m, value=checked(value, input._array.dtype))
 
 
 def masked_select(input, mask):
@@ -443,6 +446,10 @@ def masked_scatter(input, mask, source):
     if mask._array.dtype != np.bool_:
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{scalar_type(mask.dtype)}")
+    if source._array.dtype != input._array.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got"
+            f"{scalar_type(input.dtype)} and {scalar_type(source.dtype)}")
     shape = broadcast_shapes("masked_scatter", input._array.shape, mask._array.shape)
     if input._array.shape != shape:  # NOTE: out of place, input broadcasts too (as in PyTorch)
         input = expand(input, shape)
