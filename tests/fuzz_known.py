@@ -198,19 +198,10 @@ KNOWN = (
           and bool(_ops(f) & {"addcdiv", "addcmul"})
           and re.search(r"\b(214748364[5-7]|92233720368547758\d\d)\b", "\n".join(
               s.code for s in f.steps)) is not None),
-    Known("lerp/lerp_ of tensors of different dtypes: torch RuntimeError 'expected dtype ... "
-          "for `end`', glassgrad promotes", "6 (fuzz)",
-          lambda f: f.kind == "raise" and f.step.op in ("lerp", "lerp_")
-          and _says(f.theirs, "for `end` but got dtype")),
     Known("einsum of operands of different dtypes: torch promotes, glassgrad raises 'expected "
           "scalar type'", "6 (fuzz)",
           lambda f: f.kind == "raise" and f.step.op == "einsum"
           and _says(f.ours, "expected scalar type")),
-    Known("setitem with an index the tensor cannot take, on a view of a leaf that requires "
-          "grad: torch raises the IndexError first, glassgrad the in-place rule",
-          "6 (fuzz)",
-          lambda f: f.kind == "error_type" and f.theirs.startswith("IndexError")
-          and _says(f.ours, *INPLACE_RULES)),
     Known("torch's own internal assert (\"false INTERNAL ASSERT FAILED ... unknown ivalue "
           "tag\") in a second-order graph: glassgrad computes", "6 (fuzz, torch bug)",
           lambda f: f.kind == "raise" and _says(f.theirs, "INTERNAL ASSERT FAILED")),

@@ -292,6 +292,10 @@ def setitem(input, index, value) -> None:
         v = _strip_leading_ones(v, input._array, idx)
     recording = _state.enabled and (input._requires_grad or v._requires_grad)
     if recording:
+        try:  # PyTorch reports a bad index before the in-place rule of a leaf
+            np.broadcast_to(np.bool_(False), input._array.shape)[idx]
+        except IndexError as e:
+            raise index_error(e, input, idx, "setting items of") from None
         _check_inplace_leaf(input)
     arr = input._array
     if not arr.flags.writeable:
