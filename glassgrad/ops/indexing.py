@@ -296,6 +296,8 @@ def setitem(input, index, value) -> None:
             np.broadcast_to(np.bool_(False), input._array.shape)[idx]
         except IndexError as e:
             raise index_error(e, input, idx, "setting items of") from None
+        except Exception:  # noqa: BLE001: e.g. vmap's batched index; the write below decides
+            pass
         _check_inplace_leaf(input)
     arr = input._array
     if not arr.flags.writeable:
@@ -325,8 +327,8 @@ def _strip_leading_ones(v, arr, idx):
     and IndexPut's backward could not give y a gradient of its own shape."""
     try:
         nd = np.broadcast_to(np.bool_(False), arr.shape)[idx].ndim
-    except (IndexError, ValueError, TypeError):
-        return v  # the write reports it
+    except Exception:  # noqa: BLE001: a bad index, or vmap's batched one: the write decides
+        return v
     k = 0
     while v._array.ndim - k > nd and v._array.shape[k] == 1:
         k += 1
