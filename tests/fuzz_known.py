@@ -223,6 +223,12 @@ KNOWN = (
           lambda f: f.kind == "value" and bool(_ops(f) & {
               "clamp", "clamp_", "clamp_min_", "clamp_max_", "remainder", "remainder_", "%"})
           and _unsigned(f.theirs) == _unsigned(f.ours)),
+    Known("gradient at -0.0 with the sign of an infinity flipped: d(x ** 0.5)/dx at x = -0.0 "
+          "is 0.5 * pow(-0.0, -0.5) = +inf in glassgrad, -inf in torch (as its sqrt's: "
+          "0.5 / sqrt(-0.0))",
+          "2 (edges)",
+          lambda f: f.kind == "value" and f.step.op in GRAD_STEPS and "-0.0" in _program(f)
+          and _unsigned(f.theirs) == _unsigned(f.ours)),
     Known("the sign bit of a NaN (signbit of pow(negative, fractional)): torch's NaN is "
           "positive, NumPy's negative", "6 (fuzz, NaN payload)",
           lambda f: f.kind == "value" and f.step.op == "signbit"),
