@@ -180,3 +180,19 @@ def test_setitem_bad_index_before_leaf_rule():
         return out
 
     _same(*_both(run), "setitem")
+
+
+def test_squeeze_inplace_bumps_the_version():
+    # amax saved v; squeeze_ changed its shape: torch's version check, not an IndexError
+    def run(lib):
+        x = lib.tensor([-0.5], dtype=lib.float64, requires_grad=True)
+        v = x * 2
+        m = v.amax(-1)
+        v.squeeze_()
+        try:
+            m.backward()
+        except RuntimeError as exc:
+            return v._version, str(exc).split(":")[0]
+        return v._version, None
+
+    _same(*_both(run), "squeeze_")
