@@ -458,6 +458,7 @@ def _reshape_inplace(self, out):
         self.grad_fn = out.grad_fn
         self._output_nr = out._output_nr
     self._array = out._array
+    self._vc[0] += 1  # as in PyTorch: a node that saved self sees the new shape, and says so
     return self
 
 

@@ -264,32 +264,40 @@ def minimise(f: Finding) -> Finding:
     return best
 
 
-def classify(f: Finding) -> Finding:
+def classify(f: Finding, fast: bool = False) -> Finding:
     """``f`` with ``known`` set (tests/fuzz_known.py); a gradient finding is minimised first, so
-    that the predicates see the few ops that cause it."""
+    that the predicates see the few ops that cause it. ``fast`` (long runs) tries the whole
+    program first and minimises only what no predicate takes (about twice the cases a second,
+    at the risk of filing a new gradient bug under a known class whose op the program also has)."""
     from tests.fuzz_known import GRAD_STEPS, known
 
     if f.step.op in GRAD_STEPS:
+        if fast:
+            f.known = known(f)
+            if f.known:
+                return f
         f = minimise(f)
     f.known = known(f)
     return f
 
 
 def main(argv=None):
-    """``python -m tests.fuzz_check N [START]``: run N cases, print a tally of the known classes
-    and a minimised repro of each new kind of difference, with the rate."""
+    """``python -m tests.fuzz_check N [START] [--fast]``: run N cases, print a tally of the known
+    classes and a minimised repro of each new kind of difference, with the rate."""
     import collections
     import sys
     import time
 
     args = (argv if argv is not None else sys.argv[1:]) or ["1000"]
+    fast = "--fast" in args
+    args = [a for a in args if a != "--fast"]
     n, start = int(args[0]), int(args[1]) if len(args) > 1 else 0
     t0 = time.time()
     known_n, new = collections.Counter(), {}
     for seed in range(start, start + n):
         f = run_case(seed)
         if f is not None:
-            f = classify(f)
+            f = classify(f, fast)
             if f.known:
                 known_n[f.known] += 1
             elif f.signature() not in new:

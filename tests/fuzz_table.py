@@ -138,7 +138,7 @@ def _factor(rng, n):
 
 def _op(tmpl):
     """A short op name for a template: the method or function called, or the operator."""
-    for sep in ("torch.", "F.", "}."):
+    for sep in ("}.", "torch.", "F."):
         if sep in tmpl:
             rest = tmpl.split(sep, 1)[1]
             return rest.split("(")[0].split("[")[0].split(" ")[0]

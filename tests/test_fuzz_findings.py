@@ -146,3 +146,53 @@ def test_inplace_bitwise_writes_through_views(op):
             "&=": "bitwise_and_", "|=": "bitwise_or_", "^=": "bitwise_xor_"}[op])(True)
 
     _same(*_both(run), op)
+
+
+@pytest.mark.parametrize("dtypes", [("float16", "float64"), ("float32", "int64"),
+                                    ("int8", "uint8"), ("bool", "int32")])
+def test_lerp_refuses_other_dtypes(dtypes):
+    def run(lib):
+        a, b = (getattr(lib, d) for d in dtypes)
+        out = []
+        for f in (lambda: lib.lerp(lib.zeros(2, dtype=a), lib.zeros(2, dtype=b), 0.5),
+                  lambda: lib.zeros(2, dtype=a).lerp_(lib.zeros((), dtype=b), 0.3)):
+            try:
+                f()
+            except RuntimeError as exc:
+                out.append(str(exc).split("\n")[0])
+        # a 0-d weight of another dtype is accepted
+        out.append(lib.lerp(lib.zeros(2), lib.ones(2), lib.tensor(0.5, dtype=lib.float64)))
+        return out
+
+    _same(*_both(run), "lerp")
+
+
+def test_setitem_bad_index_before_leaf_rule():
+    def run(lib):
+        x = lib.tensor(-2.75, requires_grad=True)
+        out = []
+        for f in (lambda: x.t().__setitem__((Ellipsis, slice(None, 2)), 1.0),
+                  lambda: x.__setitem__(0, lib.tensor(1.0))):
+            try:
+                f()
+            except (IndexError, RuntimeError) as exc:
+                out.append(type(exc).__name__)
+        return out
+
+    _same(*_both(run), "setitem")
+
+
+def test_squeeze_inplace_bumps_the_version():
+    # amax saved v; squeeze_ changed its shape: torch's version check, not an IndexError
+    def run(lib):
+        x = lib.tensor([-0.5], dtype=lib.float64, requires_grad=True)
+        v = x * 2
+        m = v.amax(-1)
+        v.squeeze_()
+        try:
+            m.backward()
+        except RuntimeError as exc:
+            return v._version, str(exc).split(":")[0]
+        return v._version, None
+
+    _same(*_both(run), "squeeze_")

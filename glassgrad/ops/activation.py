@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from . import _special
+from ._names import c_type
 from ._util import is_tensor
 from .elementwise import _BF16, add, div, erf, exp, mul, sigmoid, sub, tanh
 from .primitive import Primitive
@@ -193,13 +194,26 @@ def _one_float_dtype(*xs) -> bool:
 
 def lerp(input, end, weight):
     """``input + weight * (end - input)`` (``torch.lerp``); ``weight`` is a number or a Tensor;
-    all broadcast."""
+    all broadcast. RuntimeError when ``end`` (or a weight tensor with dims) has another dtype
+    than ``input``: PyTorch does not promote here."""
+    if is_tensor(input) and is_tensor(end):
+        _check_lerp_dtype(input, end, "end")
+        if is_tensor(weight) and weight._array.ndim:
+            _check_lerp_dtype(input, weight, "weight")
     if is_tensor(weight):
         if _one_float_dtype(input, end, weight):
             return LerpTensor.apply(input, end, weight)
     elif _one_float_dtype(input, end) and isinstance(weight, (int, float)):
         return Lerp.apply(input, end, weight=weight)
     return add(input, mul(weight, sub(end, input)))
+
+
+def _check_lerp_dtype(input, other, name):
+    if other._array.dtype != input._array.dtype:
+        raise RuntimeError(
+            f"expected dtype {c_type(input.dtype)} for `{name}` but got dtype "
+            f"{c_type(other.dtype)}\nglassgrad: lerp takes tensors of one dtype; convert with "
+            f"{name}.to(input.dtype).")
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):

@@ -305,6 +305,12 @@ def setitem(input, index, value) -> None:
         v = _strip_leading_ones(v, input._array, idx)
     recording = _state.enabled and (input._requires_grad or v._requires_grad)
     if recording:
+        try:  # PyTorch reports a bad index before the in-place rule of a leaf
+            np.broadcast_to(np.bool_(False), input._array.shape)[idx]
+        except IndexError as e:
+            raise index_error(e, input, idx, "setting items of") from None
+        except Exception:  # noqa: BLE001: e.g. vmap's batched index; the write below decides
+            pass
         if primitive.CREATION_META and _is_basic(idx):  # NOTE [View creation] in _view_meta.py
             _view_meta.check(input, _basic_cls(index, idx))
         _check_inplace_leaf(input)
@@ -348,8 +354,8 @@ def _strip_leading_ones(v, arr, idx):
     and IndexPut's backward could not give y a gradient of its own shape."""
     try:
         nd = np.broadcast_to(np.bool_(False), arr.shape)[idx].ndim
-    except (IndexError, ValueError, TypeError):
-        return v  # the write reports it
+    except Exception:  # noqa: BLE001: a bad index, or vmap's batched one: the write decides
+        return v
     k = 0
     while v._array.ndim - k > nd and v._array.shape[k] == 1:
         k += 1
