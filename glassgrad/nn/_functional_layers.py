@@ -188,13 +188,23 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     statistics are then updated in place with ``momentum`` and the unbiased variance) or with the
     running statistics (``torch.nn.functional.batch_norm``). ValueError for one value per channel
     in training. A 16-bit input gives its own dtype, as in PyTorch."""
-    if is_tensor(input):
+    if training and is_tensor(input) and input.ndim >= 2:
+        _verify_batch_size(input)
+    if is_tensor(input) and input.is_floating_point():
         _check_mixed("batch_norm", input, weight, bias, running_mean, running_var)
     if _half_input(input):  # the running statistics keep their dtype: updated in place
         stats = (running_mean, running_var) if training else _widen(running_mean, running_var)
         return _batch_norm(*_widen(input), *stats, *_widen(weight, bias), training, momentum,
                            eps).to(input.dtype)
     return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _verify_batch_size(input) -> None:
+    c = input.shape[1]
+    if c and input.numel() // c == 1:  # NOTE: an empty batch is allowed, as in PyTorch
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {input.shape}"
+        )
 
 
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
@@ -215,10 +225,6 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
         return input * scale.reshape(shape) + shift.reshape(shape)
     dims = (0,) + tuple(range(2, ndim))
     n = input.numel() // c if c else 0
-    if n == 1:  # NOTE: an empty batch is allowed, as in PyTorch
-        raise ValueError(
-            f"Expected more than 1 value per channel when training, got input size {input.shape}"
-        )
     if n and weight is not None and bias is not None and _fusable(input, weight, bias, 1):
         # one op (NOTE [Fused batch norm] in ops/fused_norm.py); same values as below
         out, batch_mean, batch_var = BatchNorm.apply(input, weight, bias, dims=dims, eps=eps)
@@ -286,7 +292,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
-    _check_mixed("layer_norm", input, weight, bias)
+    if input.is_floating_point():
+        _check_mixed("layer_norm", input, weight, bias)
     if _half_input(input):
         return layer_norm(*_widen(input), normalized_shape, *_widen(weight, bias), eps).to(
             input.dtype)
@@ -335,7 +342,8 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
             "Expected number of channels in input to be divisible by num_groups, but got input of "
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
-    _check_mixed("group_norm", input, weight, bias)
+    if input.is_floating_point():
+        _check_mixed("group_norm", input, weight, bias)
     if _half_input(input):
         return group_norm(*_widen(input), num_groups, *_widen(weight, bias), eps).to(input.dtype)
     grouped = input.reshape(n, num_groups, -1)
@@ -349,7 +357,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     running statistics are not supported."""
     if running_mean is not None or running_var is not None or not use_input_stats:
         raise NotImplementedError("glassgrad: instance_norm with running statistics")
-    _check_mixed("instance_norm", input, weight, bias)
+    if input.is_floating_point():
+        _check_mixed("instance_norm", input, weight, bias)
     if _half_input(input):
         return instance_norm(*_widen(input), weight=weight, bias=bias, eps=eps).to(input.dtype)
     out = _normalize_last(input, tuple(range(2, input.ndim)), eps)
