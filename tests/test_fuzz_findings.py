@@ -196,3 +196,28 @@ def test_squeeze_inplace_bumps_the_version():
         return v._version, None
 
     _same(*_both(run), "squeeze_")
+
+
+@pytest.mark.parametrize("how", ["long", "bool", "to_int32", "copy_", "setitem", "double"])
+def test_integer_copies_do_not_require_grad(how):
+    # glassgrad's x.long() (and copy_/setitem into an integer tensor) required grad
+    def run(lib):
+        x = lib.tensor([1.5, -2.0, 3.0], requires_grad=True)
+        y = x * 2
+        if how == "long":
+            out = y.long()
+        elif how == "bool":
+            out = y.bool()
+        elif how == "to_int32":
+            out = y.to(lib.int32)
+        elif how == "double":
+            out = y.double()
+        else:
+            out = lib.zeros(3, dtype=lib.int64)
+            if how == "copy_":
+                out.copy_(y)
+            else:
+                out[1:] = y[1:]
+        return out.detach(), out.dtype == lib.float64, out.requires_grad, out.grad_fn is None
+
+    _same(*_both(run), how)

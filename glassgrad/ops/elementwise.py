@@ -65,6 +65,10 @@ def to_dtype(x, dtype):
     """``x.to(dtype)``: a copy in another dtype, differentiable between floating dtypes."""
     if x._array.dtype == dtype.np:
         return x
+    if x._requires_grad and not (dtype.is_floating_point or dtype.is_complex):
+        # NOTE: an integer or bool copy is not differentiable, so it does not require grad (as
+        # in PyTorch); copy_ and setitem into such tensors convert here and record nothing
+        return primitive._make(x._array.astype(dtype.np))
     return ToCopy.apply(x, dtype=dtype.np, src=x._array.dtype)
 
 
