@@ -221,3 +221,18 @@ def test_integer_copies_do_not_require_grad(how):
         return out.detach(), out.dtype == lib.float64, out.requires_grad, out.grad_fn is None
 
     _same(*_both(run), how)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_integer_pow_of_shapes_that_do_not_broadcast(inplace):
+    # glassgrad's integer pow let NumPy's "operands could not be broadcast" escape
+    def run(lib):
+        x = lib.zeros((0, 3), dtype=lib.int8)
+        y = lib.zeros((0,), dtype=lib.int8)
+        try:
+            x.pow_(y) if inplace else x.pow(y)
+        except Exception as e:  # noqa: BLE001: the type and message are what is compared
+            return type(e).__name__, str(e).splitlines()[0]
+        return "no error"
+
+    _same(*_both(run), "pow")

@@ -15,6 +15,7 @@ from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from . import _special, primitive
 from ._convert import checked
+from ._forward_errors import broadcast_shapes
 from ._util import cast, is_tensor, promote, reject_bool_sub, scalar, write_out
 from .elementwise_backward import (
     SelectGrad,
@@ -513,6 +514,7 @@ def _no_bool_pow(base, exponent):
 def _int_pow(base, exponent):
     """Integer ``base ** exponent`` as PyTorch computes it for an exponent tensor: a negative
     exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise (NumPy refuses it)."""
+    broadcast_shapes("pow", base.shape, exponent.shape)  # PyTorch's error, not NumPy's
     negative = exponent < 0
     if not negative.any():
         return np.power(base, exponent)
