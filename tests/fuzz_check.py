@@ -105,7 +105,7 @@ def run_line(step: Step, env: dict):
         warnings.simplefilter("ignore")
         try:
             exec(step.code, env)
-        except Exception as exc:  # noqa: BLE001: any exception is an outcome to compare
+        except Exception as exc:  # noqa: BLE001 - any exception is an outcome to compare
             return ("raise", type(exc), str(exc).split("\n")[0][:200])
         snaps = {}
         names = step.checks

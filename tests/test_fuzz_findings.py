@@ -231,7 +231,7 @@ def test_integer_pow_of_shapes_that_do_not_broadcast(inplace):
         y = lib.zeros((0,), dtype=lib.int8)
         try:
             x.pow_(y) if inplace else x.pow(y)
-        except Exception as e:  # noqa: BLE001: the type and message are what is compared
+        except Exception as e:  # noqa: BLE001 - the type and message are what is compared
             return type(e).__name__, str(e).splitlines()[0]
         return "no error"
 

@@ -11,11 +11,10 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..amp.autocast import autocast_arg, autocast_args
+from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from . import _special, primitive
 from ._convert import checked
-from ._forward_errors import broadcast_shapes
 from ._util import cast, is_tensor, promote, reject_bool_sub, scalar, write_out
 from .elementwise_backward import (
     SelectGrad,
@@ -43,7 +42,7 @@ from .piecewise import (  # noqa: F401 - piecewise-constant ops and clamp, re-ex
     _Step,
     _trunc_divide_int,
 )
-from .power import Pow, PowScalar, RPowScalar
+from .power import Pow, PowScalar, RPowScalar, pow  # noqa: F401 - pow re-exported
 from .primitive import Primitive
 from .scalar import AlphaMulScalar
 
@@ -460,68 +459,6 @@ def fmod(input, other):
     a, b = promote(input, other, "fmod")
     _check_integer_divisor(a, b, "fmod", "fmod_cpu")
     return Fmod.apply(a, b)
-
-
-def pow(input, exponent):
-    """``input ** exponent``; number or Tensor on either side (``torch.pow``)."""
-    if _autocast.on:
-        input, exponent = autocast_args("pow", input, exponent)
-    if not is_tensor(exponent):
-        if not is_tensor(input):
-            raise TypeError("pow(): expected at least one Tensor")
-        if isinstance(exponent, (bool, np.bool_)):
-            if input._array.dtype == np.bool_:  # bool ** True is itself, ** False all True
-                return input.clone() if exponent else primitive._make(
-                    np.ones_like(input._array))
-            exponent = int(exponent)
-        if input._array.dtype == np.bool_ and isinstance(exponent, (int, np.integer)):
-            input = cast(input, np.dtype(np.int64))
-        if isinstance(exponent, (int, np.integer)) and input._array.dtype.kind in "iu":
-            checked(exponent, np.dtype(np.int64))
-            if exponent < 0:
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
-            checked(exponent, input._array.dtype)
-            return PowScalar.apply(input, exponent=int(exponent))
-        x = input
-        if isinstance(exponent, float) and x._array.dtype.kind in "biu":
-            x = cast(x, dtypes.get_default_dtype().np)
-        return PowScalar.apply(x, exponent=exponent)
-    if not is_tensor(input):
-        if exponent._array.dtype.kind in "biu" and not isinstance(input, float):
-            _no_bool_pow(input, exponent)
-            a, b = promote(input, exponent, "pow")
-            return primitive._make(_int_pow(a._array, b._array))
-        if exponent._array.dtype.kind in "biu" and isinstance(input, float):
-            exponent = cast(exponent, dtypes.get_default_dtype().np)
-        return RPowScalar.apply(exponent, base=input)
-    _no_bool_pow(input, exponent)
-    a, b = promote(input, exponent, "pow")
-    if a._array.dtype.kind in "iu":
-        return primitive._make(_int_pow(a._array, b._array))
-    return Pow.apply(a, b)
-
-
-def _no_bool_pow(base, exponent):
-    """PyTorch has no bool kernel of pow: a bool exponent tensor with a bool base refuses."""
-    bool_base = isinstance(base, (bool, np.bool_)) or (
-        is_tensor(base) and base._array.dtype == np.bool_)
-    if exponent._array.dtype == np.bool_ and bool_base:
-        raise NotImplementedError(
-            "\"pow\" not implemented for 'Bool'\nglassgrad: convert the tensors with .long() "
-            "or .float() first.")
-
-
-def _int_pow(base, exponent):
-    """Integer ``base ** exponent`` as PyTorch computes it for an exponent tensor: a negative
-    exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise (NumPy refuses it)."""
-    broadcast_shapes("pow", base.shape, exponent.shape)  # PyTorch's error, not NumPy's
-    negative = exponent < 0
-    if not negative.any():
-        return np.power(base, exponent)
-    out = np.power(base, np.where(negative, 0, exponent).astype(exponent.dtype))
-    odd = (exponent % 2).astype(bool)
-    inverse = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
-    return np.where(negative, inverse, out).astype(out.dtype)
 
 
 def atan2(input, other):

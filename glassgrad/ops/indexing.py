@@ -309,7 +309,7 @@ def setitem(input, index, value) -> None:
             np.broadcast_to(np.bool_(False), input._array.shape)[idx]
         except IndexError as e:
             raise index_error(e, input, idx, "setting items of") from None
-        except Exception:  # noqa: BLE001: e.g. vmap's batched index; the write below decides
+        except Exception:  # noqa: BLE001 - e.g. vmap's batched index; the write below decides
             pass
         if primitive.CREATION_META and _is_basic(idx):  # NOTE [View creation] in _view_meta.py
             _view_meta.check(input, _basic_cls(index, idx))
@@ -354,7 +354,7 @@ def _strip_leading_ones(v, arr, idx):
     and IndexPut's backward could not give y a gradient of its own shape."""
     try:
         nd = np.broadcast_to(np.bool_(False), arr.shape)[idx].ndim
-    except Exception:  # noqa: BLE001: a bad index, or vmap's batched one: the write decides
+    except Exception:  # noqa: BLE001 - a bad index, or vmap's batched one: the write decides
         return v
     k = 0
     while v._array.ndim - k > nd and v._array.shape[k] == 1:
