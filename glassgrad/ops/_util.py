@@ -31,6 +31,19 @@ def T():
 # and the embedding gradient: 10,000 x 0.1 gives 32 (or 256 for ones) there in both.
 
 
+def index_snapshot(arr):
+    """``arr``, an index or mask read from a user's tensor, copied when a node may keep it.
+
+    NOTE [Index snapshots]: nodes keep index and mask arrays as attributes, not SavedTensors, so
+    no version counter watches them; an in-place write to the index tensor between forward and
+    backward (``y = x[i]; i[1] = 2``) would send gradients to the new positions, a wrong number
+    without an error. PyTorch raises "modified by an inplace operation" there; glassgrad keeps
+    the forward's index and gives the forward's gradient. Under no_grad nothing is kept."""
+    if _state.enabled and arr.__class__ is np.ndarray and arr.flags.writeable:
+        return arr.copy()
+    return arr
+
+
 def half(dt) -> bool:
     """Whether ``dt`` is float16 or bfloat16 (ml_dtypes' bfloat16 is NumPy kind 'V')."""
     return dt.itemsize == 2 and dt.kind in "fV"

@@ -15,7 +15,7 @@ from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from . import _special, primitive
 from ._convert import checked
-from ._util import cast, is_tensor, promote, reject_bool_sub, scalar, write_out
+from ._util import cast, index_snapshot, is_tensor, promote, reject_bool_sub, scalar, write_out
 from .elementwise_backward import (
     SelectGrad,
     SigmoidBackward,
@@ -537,7 +537,8 @@ def where(condition, input=None, other=None):
         from .indexing import nonzero
 
         return nonzero(condition, as_tuple=True)
-    cond = condition._array if is_tensor(condition) else condition
+    # NOTE [Index snapshots] in _util.py: the node keeps the condition
+    cond = index_snapshot(condition._array) if is_tensor(condition) else condition
     if not hasattr(cond, "__array_function__"):  # NOTE: keeps ndarrays and vmap batched arrays
         cond = np.asarray(cond)
     if cond.dtype != np.bool_:

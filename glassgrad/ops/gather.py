@@ -10,7 +10,7 @@ from . import primitive
 from ._convert import checked
 from ._forward_errors import broadcast_shapes
 from ._names import scalar_type
-from ._util import half, is_tensor, widened, wrap_dim
+from ._util import half, index_snapshot, is_tensor, widened, wrap_dim
 from .indexing import IndexBackward, IndexPut, _value_tensor, getitem
 from .primitive import Primitive, keep_attrs
 
@@ -99,7 +99,8 @@ def _index_array(index, op, kinds="int32/int64"):
             f"{op}(): Expected dtype {kinds} for index\n"
             f"glassgrad: got {got}; convert the index with .long()."
         )
-    return index._array.astype(np.int64, copy=False)
+    # NOTE [Index snapshots] in _util.py: a node may keep the index
+    return index_snapshot(index._array).astype(np.int64, copy=False)
 
 
 def _check_scatter_index(x, d, idx, op, src=None):

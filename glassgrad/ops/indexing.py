@@ -16,7 +16,7 @@ from . import _overlap, _view_meta, primitive
 from ._convert import checked
 from ._forward_errors import broadcast_shapes
 from ._names import c_type, scalar_type
-from ._util import is_tensor, mark_view, wrap_dim
+from ._util import index_snapshot, is_tensor, mark_view, wrap_dim
 from .fill import MaskedFill
 from .primitive import Primitive, _check_inplace_leaf, _record, check_view_write
 
@@ -28,7 +28,7 @@ def _norm_index(index):
     out = []
     for k in index:
         if is_tensor(k):
-            arr = k._array
+            arr = index_snapshot(k._array)  # NOTE [Index snapshots] in _util.py
             if arr.dtype.kind not in "biu":
                 raise IndexError(
                     "tensors used as indices must be long, int, byte or bool tensors\n"
@@ -403,7 +403,7 @@ class MaskedFillTensor(MaskedFill):  # a 0-d Tensor value, which gets a gradient
 def masked_fill(input, mask, value):
     """``value`` where ``mask`` is True, ``input`` elsewhere (``torch.masked_fill``); ``mask`` is
     bool and broadcasts; ``value`` is a number or a 0-d tensor (which then gets a gradient)."""
-    m = mask._array if is_tensor(mask) else np.asarray(mask)
+    m = index_snapshot(mask._array) if is_tensor(mask) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -433,7 +433,7 @@ def masked_select(input, mask):
     (``torch.masked_select``)."""
     from .shape import expand
 
-    m = mask._array if is_tensor(mask) else np.asarray(mask)
+    m = index_snapshot(mask._array) if is_tensor(mask) else np.asarray(mask)
     if m.dtype != np.bool_:
         raise RuntimeError(
             "masked_select: expected BoolTensor for mask\n"
