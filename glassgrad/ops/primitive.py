@@ -460,15 +460,10 @@ def _saved_when_needed(cls, result, inputs, results) -> tuple:
     """The saved values of a node whose class declares ``saved_for``: None for each one that no
     input requiring grad needs (NOTE [Saved when needed])."""
     out = []
-    for i, when in zip(cls._save_idx, cls._save_when):
-        if when is not None:
-            for j in when:
-                if inputs[j]._requires_grad:
-                    break
-            else:
-                out.append(None)
-                continue
-        if i >= 0:
+    for k, i in enumerate(cls._save_idx):
+        if not _needed(cls, inputs, k):
+            out.append(None)
+        elif i >= 0:
             out.append(SavedTensor(inputs[i], False))
         else:
             out.append(SavedTensor(result if results is None else results[-1 - i], True, -1 - i))
