@@ -60,6 +60,18 @@ def _aliased(f):
     return False
 
 
+def _shared_base(f):
+    """The in-place line's target and operand are views made from one earlier tensor."""
+    names = re.findall(r"\b[xv]\d+\b", f.step.code)
+    made = {}
+    for s in f.steps[: f.index]:
+        m = re.match(r"([xv]\d+) = ([xv]\d+)[.\[]", s.code)
+        if m:
+            made[m.group(1)] = m.group(2)
+    roots = {made.get(n, n) for n in names}
+    return len(names) >= 2 and len(roots) == 1
+
+
 def _raise_kind(f):
     return f.kind in ("raise", "error_type")
 
@@ -185,11 +197,12 @@ KNOWN = (
     Known("second derivative of var/std of one element (NaN forward): torch 0, glassgrad NaN",
           "2 (edges)",
           lambda f: f.kind == "nan" and f.step.op == "grad2" and bool(_ops(f) & {"var", "std"})),
-    Known("view(-1) of torch.cat's result when its inputs were transposed: glassgrad's cat "
-          "keeps NumPy's F order, so view refuses ('view size is not compatible'); torch's cat "
-          "is contiguous", "6 (fuzz)",
-          lambda f: f.kind == "raise" and f.theirs == "no error" and "cat" in _ops(f)
-          and _says(f.ours, "view size is not compatible")),
+    Known("view() of an op's result computed from a transposed input: the result's memory "
+          "layout differs (torch's elementwise kernels follow their inputs' strides, glassgrad's "
+          "cat and cumsum keep NumPy's F order, its logical ops give C order), so one library "
+          "refuses the view ('view size is not compatible') and the other allows it", "6 (fuzz)",
+          lambda f: f.kind == "raise" and f.step.op == "view"
+          and _says(f.ours + f.theirs, "view size is not compatible")),
     Known("indexing an empty tensor with an out-of-range index (x of shape (1, 0), "
           "x[tensor([0, 1])]): torch skips the bounds check for empty inputs, glassgrad raises",
           "6 (fuzz)",
@@ -210,7 +223,8 @@ KNOWN = (
     Known("float to integer conversion out of range (x.int(), x.to(torch.uint8)): torch gives "
           "INT_MIN for NaN/inf and wraps negatives into uint8 (-3.0 -> 253), glassgrad 0",
           "4 (ints)",
-          lambda f: f.kind == "value" and f.step.op in ("int", "long", "to", "{dt})", "copy_")
+          lambda f: f.kind == "value" and (f.step.op in ("int", "long", "to", "{dt})", "copy_")
+                                           or "] = " in f.step.code)
           and re.match(r"u?int\d+ ", f.theirs) is not None),
     Known("integer extremes meeting floats (float16 == INT64_MIN + 1, float16 * INT32_MIN, "
           "masked_fill by a comparison with 2**63 - 2): torch converts the integer through "
@@ -218,6 +232,17 @@ KNOWN = (
           lambda f: f.kind in ("value", "nan")
           and re.search(r"\b(214748364[5-8]|92233720368547758\d\d)\b", _program(f)) is not None
           and f.step.op not in GRAD_STEPS),
+    Known("squeeze_/unsqueeze_ on a tensor that is a view or has views (of a gather or tril "
+          "result, a movedim), then an in-place op: glassgrad's replay of the view raises "
+          "(CopySlices' gradient shape, an index out of bounds, a permute of the wrong rank) "
+          "where torch computes; open, found by the final 100,000-case run", "6 (fuzz)",
+          lambda f: f.kind == "raise" and f.theirs == "no error"
+          and bool(_ops(f) & {"squeeze_", "unsqueeze_"})),
+    Known("in-place op whose operand and target are two views of one tensor (v1 = x0.permute(...);"
+          " v1.pow_(x0.split(1, 2)[0]), v1.add_(x0.diagonal(...))): torch reads elements it has "
+          "already overwritten, glassgrad the old values (torch's loop order)",
+          "6 (fuzz, torch quirk)",
+          lambda f: f.kind in ("value", "nan") and f.step.checks == ("*",) and _shared_base(f)),
     # unowned by parts 1-5: found by the fuzzer (part 6)
     Known("argument parsing: a Python number where torch requires a Tensor (atan2, maximum, "
           "minimum, lerp, addcmul/addcdiv input, logical_and, eq, fmod, clamp, where) or a "
@@ -242,7 +267,8 @@ KNOWN = (
           "operand does), operands of in-place ops on empty tensors",
           "3 (graph) / 6",
           lambda f: f.kind == "type" and f.step.op in GRAD_STEPS
-          and re.match(r"\w+ \[(\d+, )*0", f.theirs) is not None and "None" in f.ours
+          and (re.match(r"\w+ \[(\d+, )*0", f.theirs) is not None
+               or any(0 in shape for s in f.steps for _, shape in s.args)) and "None" in f.ours
           or f.kind == "requires_grad" and f.step.op == "cat" and "rg=True" in f.theirs),
     Known("torch's own integer overflow: addcdiv/addcmul backward with an int32/int64 operand "
           "near its limit computes value * tensor1 in the integer dtype and wraps (glassgrad's "
@@ -272,10 +298,12 @@ KNOWN = (
           and re.search(r"derivative for aten::\w+ is not implemented", f.theirs) is not None),
     Known("signed zeros: clamp at a zero bound (clamp(x, min=-0.0), clamp(x, 0, -0.0)), "
           "remainder of an exact multiple (torch: +0.0 from fmod's sign), softshrink's zeros "
-          "give the other zero, seen through 1 / x as inf of the other sign", "2 (edges) / 4",
+          "give the other zero, and so does (-0.0) ** 0.5 (torch +0.0), seen through 1 / x as inf "
+          "of the other sign and through atan2 as -pi for pi", "2 (edges) / 4",
           lambda f: f.kind == "value" and f.step.op not in GRAD_STEPS
           and (_unsigned(f.theirs) == _unsigned(f.ours) or f.step.op == "atan2"
-               and bool(_ops(f) & {"fmod", "fmod_", "remainder", "remainder_", "%"}))),
+               and bool(_ops(f) & {"fmod", "fmod_", "remainder", "remainder_", "%", "** 0.5",
+                                    "round_", "round"}))),
     Known("gradient at -0.0 with the sign of an infinity flipped: d(x ** 0.5)/dx at x = -0.0 "
           "is 0.5 * pow(-0.0, -0.5) = +inf in glassgrad, -inf in torch (as its sqrt's: "
           "0.5 / sqrt(-0.0))",

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from .adversarial_util import LIBS, _same
+from .adversarial_util import LIBS, _both, _same
 
 INF, NAN = math.inf, math.nan
 UPSTREAM = (1.0, INF, NAN)
@@ -400,3 +400,13 @@ def test_retain_grad_and_backward_inputs_store_once(inputs, hook, twice, create_
         warnings.simplefilter("ignore")  # (create_graph's reference-cycle warning)
         ours, theirs = (_retained(lib, inputs, hook, twice, create_graph) for lib in LIBS[::-1])
     _same(ours, theirs)
+
+
+def test_trace_gradient_keeps_nan_upstream_on_the_diagonal():
+    # glassgrad multiplied by the identity: a NaN upstream (var of one value) made every entry NaN
+    def run(lib):
+        x = lib.tensor([[2.0, 1.0], [0.5, -1.0]], requires_grad=True)
+        x.trace().var().backward()
+        return x.grad
+
+    _same(*_both(run), "trace")

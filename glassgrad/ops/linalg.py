@@ -17,6 +17,7 @@ from . import primitive
 from ._names import c_type, scalar_type
 from ._util import half, is_tensor, promote, wrap_dim
 from .einsum_parse import contraction_path, parse_equation
+from .elementwise_backward import SelectGrad
 from .primitive import Primitive
 
 
@@ -503,7 +504,8 @@ def trace(input):
 
 
 class Trace(Primitive):
-    """The sum of a matrix's main diagonal; the gradient is ``grad`` times the identity."""
+    """The sum of a matrix's main diagonal; the gradient is ``grad`` on the diagonal, selected
+    (not times the identity: a NaN/inf ``grad`` stays off the zeros, as in PyTorch)."""
 
     @staticmethod
     def forward(xp, x, *, shape):
@@ -511,7 +513,7 @@ class Trace(Primitive):
 
     @staticmethod
     def backward(grad, *, shape):
-        return (grad * primitive._make(np.eye(*shape, dtype=grad._array.dtype)),)
+        return (SelectGrad.apply(grad, condition=np.eye(*shape, dtype=bool)),)
 
 
 from . import fused as _fused  # (last: ops/fused.py imports this module)
