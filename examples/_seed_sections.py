@@ -398,4 +398,7 @@ def _save_dot(dot, out: str, name: str) -> list:
     if shutil.which("dot"):
         for fmt in ("svg", "png"):
             files.append(dot.render(filename=os.path.join(out, name), format=fmt, cleanup=True))
+    else:  # the Python package is installed, Graphviz's program is a system package
+        print(f"   wrote {path}; Graphviz's `dot` program is not installed, so no svg/png "
+              "(apt-get install graphviz, brew install graphviz or conda install graphviz)")
     return files
