@@ -135,8 +135,11 @@ def load_or_train(torch, path: str, progress: bool = True,
                 reason += f" (trained with {settings})" if settings else ""
             except (OSError, ValueError):
                 reason += " (no record of its training)"
-        print(f"judge classifier {path}: {reason}; retraining it with the defaults "
-              f"({DEFAULTS['epochs']} epochs)", flush=True)
+    # NOTE: said for every retrain, a missing judge included: a silent minute of training reads
+    # as a hang, and a judge that changed under the user's feet as a changed result
+    verb = "training" if reason == "missing" else "retraining"
+    print(f"judge classifier {path}: {reason}; {verb} it with the defaults "
+          f"({DEFAULTS['epochs']} epochs)", flush=True)
     model, accuracy = train_classifier(torch, progress=progress)
     save_classifier(torch, model, path, {"test_accuracy": accuracy, "backend": torch.__name__,
                                          **DEFAULTS})

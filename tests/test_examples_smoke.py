@@ -124,6 +124,9 @@ def test_poorly_trained_judge_is_retrained_not_reused(tmp_path, classifier, monk
     (tmp_path / "judge.safetensors").write_bytes(b"not a checkpoint")
     gan.load_or_train(glassgrad, path, progress=False, min_accuracy=0.0)
     assert len(calls) == 2 and "unreadable" in capsys.readouterr().out
+    os.remove(path)  # a missing judge is trained too, and that is said as well
+    gan.load_or_train(glassgrad, path, progress=False, min_accuracy=0.0)
+    assert len(calls) == 3 and "missing; training it" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", ["gan", "maml", "rnn_variable_length", "higher_order",
