@@ -1,5 +1,5 @@
 """Dropout layers (``torch.nn.Dropout``, ``Dropout1d/2d/3d``): random masks in training, identity
-in eval. Masks come from glassgrad's default generator (``glassgrad.manual_seed``)."""
+in eval. Masks are torch's after the same ``manual_seed`` (bernoulli_ on torch's stream)."""
 
 from __future__ import annotations
 

@@ -227,7 +227,8 @@ class _DataLoaderIter:
         self._loader = loader
         self._num_yielded = 0
         self._len_called = loader._IterableDataset_len_called
-        seed = _factories.randint(0, 2**63 - 1, (), generator=loader.generator)
+        # torch: empty((), dtype=int64).random_(generator=loader.generator), one random64
+        seed = _factories.empty((), dtype=dtypes.int64).random_(generator=loader.generator)
         self._base_seed = int(seed.item())
         self._worker = None
         if loader.num_workers > 0:
