@@ -142,6 +142,25 @@ class Generator:
         self._seed, self._rng = seed, eng
         return self
 
+    def clone_state(self) -> Generator:
+        """A new generator in this one's state (``torch.Generator.clone_state``)."""
+        return Generator(self.device).set_state(self.get_state())
+
+    def get_offset(self) -> int:
+        raise RuntimeError("CPU Generator does not use offset\nglassgrad: offsets belong to "
+                           "torch's counter-based (Philox) generators; use get_state().")
+
+    def set_offset(self, offset: int) -> None:
+        raise RuntimeError("CPU Generator does not use offset\nglassgrad: offsets belong to "
+                           "torch's counter-based (Philox) generators; use set_state().")
+
+    def __reduce__(self):
+        # copy.deepcopy and pickle keep the stream, as torch's Generator does
+        return (Generator, (self.device,), self.get_state())
+
+    def __setstate__(self, state) -> None:
+        self.set_state(state)
+
     def __repr__(self) -> str:
         return f"<glassgrad.Generator object at {id(self):#x}>"
 

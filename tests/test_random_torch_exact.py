@@ -257,3 +257,64 @@ def test_state_errors():
             lib.set_rng_state(lib.zeros(5048, dtype=lib.uint8))
         with pytest.raises(RuntimeError, match="Invalid mt19937 state"):
             lib.set_rng_state(lib.zeros(5056, dtype=lib.uint8))
+
+
+def test_generator_copies_and_offsets():
+    import copy
+    import pickle
+
+    def run(m):
+        g = m.Generator().manual_seed(3)
+        m.randn(3, generator=g, dtype=m.float64)
+        c, d = copy.deepcopy(g), g.clone_state()
+        p = pickle.loads(pickle.dumps(g))
+        return [m.rand(2, generator=g), m.rand(2, generator=c), m.rand(2, generator=d),
+                m.rand(2, generator=p), m.randn(1, generator=c, dtype=m.float64)]
+
+    same(run)
+    for lib in (torch, glassgrad):
+        with pytest.raises(RuntimeError, match="CPU Generator does not use offset"):
+            lib.Generator().get_offset()
+
+
+def test_torch_random_module_and_fork_rng():
+    def run(m):
+        m.random.manual_seed(5)
+        a = m.rand(2)
+        with m.random.fork_rng():
+            m.randn(40)
+        with m.random.fork_rng(enabled=False):
+            b = m.rand(1)
+        return [a, m.rand(2), b, m.tensor(m.random.initial_seed()), m.random.get_rng_state()]
+
+    same(run)
+    assert glassgrad.random.thread_safe_generator() is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_alpha_dropout_family(dtype):
+    def run(m):
+        F = m.nn.functional
+        x = m.tensor(np.linspace(-2, 2, 4 * 6 * 3), dtype=getattr(m, dtype)).reshape(4, 6, 3)
+        y = x.clone()
+        F.alpha_dropout(y, 0.2, True, inplace=True)
+        return [F.alpha_dropout(x, 0.3, True), F.feature_alpha_dropout(x, 0.5, True), y,
+                F.alpha_dropout(x, 0.3), m.nn.AlphaDropout(0.1)(x),
+                m.nn.FeatureAlphaDropout(0.4)(x), F.alpha_dropout(x, 1.0, True)]
+
+    same(run, seed=18)
+    for lib in (torch, glassgrad):
+        with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions"):
+            lib.nn.functional.feature_alpha_dropout(lib.ones(5), 0.3, True)
+        with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+            lib.nn.functional.alpha_dropout(lib.ones(5), 1.3, True)
+
+
+def test_dropout_gradients_are_torchs():
+    def run(m):
+        x = m.tensor(np.linspace(-2, 2, 60), dtype=m.float32, requires_grad=True)
+        F = m.nn.functional
+        (F.dropout(x, 0.3) * 2 + F.alpha_dropout(x, 0.4, True)).sum().backward()
+        return [x.grad]
+
+    same(run, seed=19)
