@@ -110,6 +110,8 @@ def numel(input) -> int:
     return input.numel()
 
 
+# issue 14, lane rng
+from . import random  # noqa: E402,F401 - torch.random: fork_rng, seeds, state
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -19,73 +19,24 @@ from ._factory_args import (
 )
 from .autograd.grad_mode import _state as _grad_state
 from .autograd.graph import INFERENCE_VERSION
-from .backend import device as _device
 from .ops import _convert
 from .tensor import Tensor
 
 
-class Generator:
-    """A reproducible random stream (``torch.Generator``): ``manual_seed``, ``get_state``.
-
-    glassgrad's stream (NumPy's PCG64) is its own: the same seed gives the same numbers on every
-    run, but not PyTorch's numbers.
-    """
-
-    def __init__(self, device="cpu"):
-        self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
-        self.device = _device(device)
-
-    def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
-        return self
-
-    def seed(self) -> int:
-        s = int(np.random.SeedSequence().entropy % (2**63))
-        self.manual_seed(s)
-        return s
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def get_state(self) -> Tensor:
-        import json
-
-        raw = json.dumps(self._rng.bit_generator.state).encode()
-        return Tensor._make(np.frombuffer(raw, dtype=np.uint8).copy())
-
-    def set_state(self, state: Tensor) -> None:
-        import json
-
-        self._rng.bit_generator.state = json.loads(bytes(state._array.tolist()).decode())
-
-
-default_generator = Generator()
-
-
-def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (``torch.manual_seed``)."""
-    return default_generator.manual_seed(seed)
-
-
-def seed() -> int:
-    return default_generator.seed()
-
-
-def initial_seed() -> int:
-    return default_generator.initial_seed()
-
-
-def get_rng_state() -> Tensor:
-    return default_generator.get_state()
-
-
-def set_rng_state(state: Tensor) -> None:
-    default_generator.set_state(state)
+from ._generator import (  # noqa: E402,F401 - re-exported: torch has them beside the factories
+    Generator,
+    _engine,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 
 
 def _rng(generator):
+    """The generator's engine: torch's samplers (``_sampling.Samplers``) over its mt19937."""
     return (generator or default_generator)._rng
 
 
@@ -432,85 +383,94 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform samples in [0, 1) of shape ``size`` (``torch.rand``)."""
-    dt = _dt(dtype)
-    return _finish(_rng(generator).random(_size(size)).astype(dt), requires_grad)
+    """Uniform samples in [0, 1) of shape ``size`` (``torch.rand``); torch's numbers after the
+    same seed (NOTE [Torch's stream])."""
+    return _finish(_rng(generator).uniform(_size(size), _dt(dtype)), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal samples of shape ``size`` (``torch.randn``)."""
-    dt = _dt(dtype)
-    return _finish(_rng(generator).standard_normal(_size(size)).astype(dt), requires_grad)
+    """Standard normal samples of shape ``size`` (``torch.randn``); torch's numbers after the
+    same seed (exactness per path: ``_sampling.py``)."""
+    return _finish(_rng(generator).normal(_size(size), _dt(dtype)), requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
-    """Integers in [low, high) of shape ``size`` (``torch.randint``); int64 by default."""
+    """Integers in [low, high) of shape ``size`` (``torch.randint``); int64 by default;
+    torch's numbers after the same seed."""
     if size is None:
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     dt = _dt(dtype, dtypes.int64)
     _check_range(low, high, "randint", dt)
-    arr = _rng(generator).integers(low, high, size=_size((size,)))
-    return _finish(arr.astype(dt), requires_grad)
+    return _finish(_rng(generator).integers(_size((size,)), dt, low, high), requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A random permutation of 0..n-1 (``torch.randperm``); int64. RuntimeError for n < 0."""
+    """A random permutation of 0..n-1 (``torch.randperm``); int64. RuntimeError for n < 0.
+    torch's permutation after the same seed."""
     n = _int_arg(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]\n"
                            f"glassgrad: randperm(n={n}) needs n >= 0.")
-    return _finish(_rng(generator).permutation(n).astype(_dt(dtype, dtypes.int64)), False)
+    return _finish(_rng(generator).permutation(n, _dt(dtype, dtypes.int64)), requires_grad)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False) -> Tensor:
     """Normal samples with ``mean``/``std`` numbers or tensors (``torch.normal``); RuntimeError
-    for a negative std."""
+    for a negative std. As torch: standard normals of the broadcast shape, times std, plus mean
+    (two roundings), so the numbers are torch's after the same seed."""
     m = mean._array if isinstance(mean, Tensor) else mean
     s = std._array if isinstance(std, Tensor) else std
     _check_std(s)
-    shape = _size((size,)) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
-    dt = m.dtype if isinstance(m, np.ndarray) else _dt(dtype)
-    return _finish((_rng(generator).standard_normal(shape) * s + m).astype(dt), requires_grad)
+    eng = _rng(generator)
+    if not isinstance(m, np.ndarray) and not isinstance(s, np.ndarray):
+        return _finish(eng.normal(_size((size,)), _dt(dtype), m, s), requires_grad)
+    shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+    dt = (m if isinstance(m, np.ndarray) else s).dtype
+    if not isinstance(s, np.ndarray):  # normal_(0, std).add_(mean)
+        out = eng.normal(shape, dt, 0.0, s) + m
+    else:  # normal_(0, 1).mul_(std).add_(mean)
+        out = eng.normal(shape, dt) * s + (m if isinstance(m, np.ndarray) else dt.type(m))
+    return _finish(out.astype(dt, copy=False), requires_grad)
 
 
 def rand_like(input, *, dtype=None, generator=None, requires_grad=False):
+    """``rand`` of ``input``'s shape and dtype (``torch.rand_like``)."""
     shape, dt = _like(input, dtype)
-    return _finish(_rng(generator).random(shape).astype(dt), requires_grad)
+    return _finish(_rng(generator).uniform(shape, dt), requires_grad)
 
 
 def randn_like(input, *, dtype=None, generator=None, requires_grad=False):
+    """``randn`` of ``input``'s shape and dtype (``torch.randn_like``)."""
     shape, dt = _like(input, dtype)
-    return _finish(_rng(generator).standard_normal(shape).astype(dt), requires_grad)
+    return _finish(_rng(generator).normal(shape, dt), requires_grad)
 
 
 def randint_like(input, low, high=None, *, dtype=None, generator=None):
+    """``randint`` of ``input``'s shape and dtype (``torch.randint_like``)."""
     if high is None:
         low, high = 0, low
     shape, dt = _like(input, dtype)
     _check_range(low, high, "randint_like", dt)
-    return _finish(_rng(generator).integers(low, high, size=shape).astype(dt), False)
+    return _finish(_rng(generator).integers(shape, dt, low, high), False)
 
 
 def bernoulli(input, p=None, *, generator=None):
     """0/1 samples, 1 with probability ``input`` (or the number ``p``) (``torch.bernoulli``);
-    RuntimeError for probabilities outside [0, 1]."""
+    RuntimeError for probabilities outside [0, 1]. torch's CPU kernels: a float64 uniform per
+    element for a number or float64 probabilities, a float32 one for float32 probabilities."""
     _check_p(input._array if p is None else p, "bernoulli")
-    prob = input._array if p is None else np.full(input._array.shape, p)
-    return Tensor._make((_rng(generator).random(input._array.shape) < prob).astype(input._array.dtype))
+    prob = input._array if p is None else p
+    return Tensor._make(_rng(generator).bernoulli(input._array.shape, input._array.dtype, prob))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """``num_samples`` category indices per row of weights ``(C,)`` or ``(N, C)``
-    (``torch.multinomial``); int64. RuntimeError for negative/inf/nan weights or a zero row."""
+    (``torch.multinomial``); int64. RuntimeError for negative/inf/nan weights or a zero row.
+    torch's samplers: with replacement, binary search of a uniform in the normalized cumulative
+    weights; without, the top ``num_samples`` of ``weights / exponential``."""
     _check_multinomial(input._array, num_samples, replacement, input.dtype)
-    probs = input._array.astype(np.float64)
-    rows = probs.reshape(-1, probs.shape[-1])
-    out = []
-    for row in rows:
-        out.append(_rng(generator).choice(row.size, size=num_samples, replace=replacement,
-                                          p=row / row.sum()))
-    res = np.asarray(out, dtype=np.int64)
-    return Tensor._make(res.reshape(probs.shape[:-1] + (num_samples,)))
+    res = _rng(generator).multinomial(input._array, num_samples, replacement)
+    return Tensor._make(res.astype(np.int64, copy=False))

@@ -163,36 +163,32 @@ def _fill_uniform(r, s, dt, a=0.0, b=1.0):
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > "
             f"to={_num(b)}\nglassgrad: uniform_(from={_num(a)}, to={_num(b)}); pass from <= to.")
-    return r.uniform(a, b, s)
+    return r.uniform(s, dt, a, b)
 
 
-def _fill_normal(r, s, dt, mean=0.0, std=1.0):
+def _fill_normal(r, s, dt, mean=0.0, std=1.0, contiguous=True):
     _check_std(std)
-    return r.normal(mean, std, s)
+    return r.normal(s, dt, mean, std, contiguous)
 
 
 def _fill_bernoulli(r, s, dt, p=0.5):
     if isinstance(p, Tensor):
         p = p._array
     _check_p(p)
-    return r.random(s) < p
+    return r.bernoulli(s, dt, np.broadcast_to(p, s) if isinstance(p, np.ndarray) else p)
 
 
 def _fill_exponential(r, s, dt, lambd=1.0):
     _positive(lambd, "exponential_", "lambda")
-    return r.exponential(1.0 / lambd, s)
+    return r.exponential(s, dt, lambd)
 
 
 def _fill_random(r, s, dt, a=None, b=None):
     if a is None:  # PyTorch: [0, 2 ** mantissa] for floats, [0, max] for integers
-        if dt.kind == "f":
-            low, high = 0, 2 ** (np.finfo(dt).nmant + 1) + 1
-        else:
-            low, high = 0, (2 if dt == np.bool_ else int(np.iinfo(dt).max) + 1)
-    else:
-        low, high = (0, a) if b is None else (a, b)
+        return r.random(s, dt)
+    low, high = (0, a) if b is None else (a, b)
     _check_range(low, high, "random_", dt)
-    return r.integers(low, high, s)
+    return r.integers(s, dt, low, high)
 
 
 def _check_bounds(low, high, np_dtype) -> None:
@@ -217,14 +213,14 @@ def _fill_geometric(r, s, dt, p):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}\n"
                            f"glassgrad: geometric_(p={_num(p)}) needs 0 < p < 1.")
-    return r.geometric(p, s)
+    return r.geometric(s, dt, p)
 
 
 def _fill_log_normal(r, s, dt, mean=1.0, std=2.0):
     _positive(std, "log_normal_", "std")
-    return r.lognormal(mean, std, s)
+    return r.log_normal(s, dt, mean, std)
 
 
 def _fill_cauchy(r, s, dt, median=0.0, sigma=1.0):
     _positive(sigma, "cauchy_", "sigma")
-    return median + sigma * r.standard_cauchy(s)
+    return r.cauchy(s, dt, median, sigma)

@@ -426,19 +426,31 @@ Tensor.__ilshift__, Tensor.__irshift__ = Tensor.bitwise_left_shift_, Tensor.bitw
 
 
 # --- random fills (no history: used by nn.init under no_grad) ----------------------------------
-def _random_fill(sample):
+def _random_fill(sample, layout=False):
+    """An in-place sampler drawing in torch's element order: memory order (TensorIterator sorts
+    dims by stride), so ``w.t().uniform_()`` gets torch's numbers too. ``layout``: the sampler
+    also takes torch's contiguity test (normal_ has a blocked kernel for contiguous tensors)."""
     def method(self, *args, generator=None, **kwargs):
         from ._factories import _rng
 
-        arr = sample(_rng(generator), self._array.shape, self._array.dtype, *args, **kwargs)
-        return ew.CopyFrom.apply_inplace(self, Tensor._make(np.asarray(arr, dtype=self._array.dtype)))
+        a = self._array
+        if layout:
+            kwargs["contiguous"] = a.flags.c_contiguous
+        if a.flags.c_contiguous or a.ndim < 2:
+            arr = sample(_rng(generator), a.shape, a.dtype, *args, **kwargs)
+        else:
+            order = np.argsort([-abs(st) for st in a.strides], kind="stable")
+            arr = sample(_rng(generator), tuple(a.shape[i] for i in order), a.dtype, *args,
+                         **kwargs)
+            arr = np.asarray(arr).transpose(np.argsort(order))
+        return ew.CopyFrom.apply_inplace(self, Tensor._make(np.asarray(arr, dtype=a.dtype)))
 
     return method
 
 
 # (the samplers, with PyTorch's argument checks, live in _factory_args.py)
 Tensor.uniform_ = _random_fill(_fac._fill_uniform)
-Tensor.normal_ = _random_fill(_fac._fill_normal)
+Tensor.normal_ = _random_fill(_fac._fill_normal, layout=True)
 Tensor.bernoulli_ = _random_fill(_fac._fill_bernoulli)
 Tensor.exponential_ = _random_fill(_fac._fill_exponential)
 Tensor.random_ = _random_fill(_fac._fill_random)

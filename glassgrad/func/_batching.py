@@ -93,18 +93,15 @@ engine._reduce_batched_grad = reduce_grad
 
 
 # --- randomness ---------------------------------------------------------------------------------
-# position of the ``size`` argument of numpy.random.Generator's samplers
+# position of the ``size`` argument of the generator engine's samplers (_sampling.Samplers)
 _SIZE_ARG = {
-    "random": 0, "standard_normal": 0, "standard_cauchy": 0, "standard_exponential": 0,
-    "uniform": 2, "normal": 2, "integers": 2, "exponential": 1, "geometric": 1, "lognormal": 2,
-    "binomial": 2, "poisson": 1, "beta": 2, "gamma": 2, "standard_gamma": 1, "laplace": 2,
-    "logistic": 2, "gumbel": 2, "choice": 1, "bytes": -1, "permutation": -1, "shuffle": -1,
-    "permuted": -1, "multinomial": -1, "dirichlet": -1, "multivariate_normal": -1,
+    "uniform": 0, "normal": 0, "integers": 0, "random": 0, "bernoulli": 0, "exponential": 0,
+    "geometric": 0, "log_normal": 0, "cauchy": 0, "permutation": -1, "multinomial": -1,
 }
 
 
 class RandomProxy:
-    """Stands in for the default generator's NumPy ``Generator`` inside ``vmap``: 'error' refuses
+    """Stands in for the default generator's engine inside ``vmap``: 'error' refuses
     to sample, 'different' draws one sample per batch entry (a batched array)."""
 
     def __init__(self, inner, level: int, size: int, mode: str):
@@ -139,7 +136,8 @@ class RandomProxy:
             else:
                 size = None
             size = () if size is None else ((size,) if isinstance(size, int) else tuple(size))
-            out = attr(*args, size=(self._size,) + size, **kwargs)
+            args.insert(pos, (self._size,) + size)
+            out = attr(*args, **kwargs)
             return BatchedArray(out, self._level)
 
         return sample

@@ -98,16 +98,19 @@ def _check_p(p) -> None:
 
 
 def _mask_dropout(input, p, mask_shape):
+    """torch's CPU dropout: ``noise = empty(mask_shape).bernoulli_(1 - p).div_(1 - p)`` in
+    input's dtype, then ``input * noise``, so the mask and the scaled values are torch's after
+    the same seed (bernoulli_'s default CPU kernel, a float64 uniform per element)."""
     if p == 1.0:
         return input * 0.0
-    keep = _rng(None).random(mask_shape) < (1.0 - p)
-    scale = np.asarray(1.0 / (1.0 - p), dtype=input._array.dtype)
-    return input * Tensor._make(keep.astype(input._array.dtype) * scale)
+    dt = input._array.dtype
+    noise = _rng(None).bernoulli(mask_shape, dt, 1.0 - p)
+    return input * Tensor._make(noise / dt.type(1.0 - p))
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` when
-    ``training``; identity otherwise. Masks come from glassgrad's default generator; ``inplace``
+    ``training``; identity otherwise. Masks are torch's after the same seed; ``inplace``
     writes the result into ``input`` and returns it (``torch.nn.functional.dropout``)."""
     return _feature_dropout(input, p, training, 0, inplace)
 

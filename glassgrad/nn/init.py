@@ -1,8 +1,9 @@
 """Weight initialisation in place, under ``no_grad`` (``torch.nn.init``).
 
-Distributions and their parameters are PyTorch's; the random stream is glassgrad's own generator
-(``glassgrad.manual_seed``), so the same seed gives the same weights on every run but not
-PyTorch's numbers.
+Distributions, parameters, the arithmetic of the bounds and the order of the draws are
+PyTorch's, on torch's random stream (NOTE [Torch's stream] in _generator.py): after the same
+``manual_seed`` every function here fills torch's numbers (``orthogonal_`` up to its QR, which
+is LAPACK's in both libraries but not bit-identical across LAPACK builds).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .._factories import _rng
+from .._factories import randperm
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 
@@ -71,25 +72,63 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b) (``torch.nn.init.uniform_``)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor._array.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2) (``torch.nn.init.normal_``)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor._array.shape))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def _norm_cdf(x: float) -> float:
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None) -> Tensor:
-    """Fill with N(mean, std^2) truncated to [a, b] (``torch.nn.init.trunc_normal_``)."""
-    rng = _rng(generator)
-    shape = tensor._array.shape
-    out = rng.normal(mean, std, shape)
-    bad = (out < a) | (out > b)
-    while bad.any():  # NOTE: rejection keeps the exact truncated law; few rounds for usual bounds
-        out[bad] = rng.normal(mean, std, int(bad.sum()))
-        bad = (out < a) | (out > b)
-    return _fill(tensor, out)
+    """Fill with N(mean, std^2) truncated to [a, b] (``torch.nn.init.trunc_normal_``): torch
+    2.13's rejection sampler, redrawing the whole tensor until every rejected element is
+    replaced when [a, b] holds more than 30% of the mass, else uniform proposals accepted by
+    ``log(u) <= log_pdf``. UserWarning when mean is more than 2 std outside [a, b]."""
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    from .. import _factories as fac
+    from ..ops.elementwise import where
+
+    with no_grad():
+        if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
+            lo, hi = (float(tensor._array.dtype.type(v)) for v in (a, b))
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                fresh = fac.empty_like(result).normal_(mean, std, generator=generator)
+                result = where(mask, fresh, result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+        candidates, accept = fac.empty_like(tensor), fac.empty_like(tensor)
+
+        def log_pdf_below(c):
+            c.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            return accept.uniform_(generator=generator).log_().gt(c)
+
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        pending = log_pdf_below(candidates)
+        result = tensor
+        while pending.any():
+            candidates.uniform_(a, b, generator=generator)
+            result = where(pending, candidates, result)
+            pending = where(pending, log_pdf_below(candidates), pending)
+        if result is not tensor:
+            tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -134,7 +173,8 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     """U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))`` (Glorot)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    a = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std  # NOTE: torch's order of operations, so the bound rounds the same
     return uniform_(tensor, -a, a, generator)
 
 
@@ -152,7 +192,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std  # NOTE: torch's order of operations, so the bound rounds the same
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -176,14 +217,18 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+    from .._factories import empty
+
+    flat = empty((rows, cols), dtype=tensor.dtype).normal_(0, 1, generator=generator)._array
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
     q = q * np.sign(np.diag(r))
     if rows < cols:
         q = q.T
-    return _fill(tensor, (gain * q).reshape(tensor.shape))
+    _fill(tensor, q.reshape(tensor.shape))
+    with no_grad():
+        return tensor.mul_(gain)
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) -> Tensor:
@@ -191,11 +236,12 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
-    rng = _rng(generator)
-    arr = rng.normal(0.0, std, (rows, cols))
     zeros = math.ceil(sparsity * rows)
-    for c in range(cols):
-        arr[rng.permutation(rows)[:zeros], c] = 0
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+    arr = tensor._array.copy()
+    for c in range(cols):  # NOTE: torch draws these permutations from the default generator
+        arr[randperm(rows)._array[:zeros], c] = 0
     return _fill(tensor, arr)
 
 

@@ -40,6 +40,7 @@ from .container import (  # noqa: F401
     Sequential,
 )
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
+from .dropout import AlphaDropout, FeatureAlphaDropout  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .loss import (  # noqa: F401

@@ -1,5 +1,6 @@
-"""Dropout layers (``torch.nn.Dropout``, ``Dropout1d/2d/3d``): random masks in training, identity
-in eval. Masks come from glassgrad's default generator (``glassgrad.manual_seed``)."""
+"""Dropout layers (``torch.nn.Dropout``, ``Dropout1d/2d/3d``, ``AlphaDropout``,
+``FeatureAlphaDropout``): random masks in training, identity
+in eval. Masks are torch's after the same ``manual_seed`` (bernoulli_ on torch's stream)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,17 @@ class Dropout3d(_DropoutNd):
 
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout for SELU networks, per element (``torch.nn.AlphaDropout``)."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels of ``(N, C, ...)`` (``torch.nn.FeatureAlphaDropout``)."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -203,21 +203,37 @@ class _Worker:
 
     def __init__(self, loader: DataLoader, base_seed: int) -> None:
         self.info = WorkerInfo(id=0, num_workers=1, seed=base_seed, dataset=loader.dataset)
-        self.rng = _factories.Generator().manual_seed(base_seed)._rng
+        self.seed, self.rng = base_seed, _factories.Generator().manual_seed(base_seed)._rng
         if loader.worker_init_fn is not None:
             with self:
                 loader.worker_init_fn(0)
 
     def __enter__(self):
         global _worker_info
-        self._saved = _worker_info, _factories.default_generator._rng
+        gen = _factories.default_generator
+        self._saved = _worker_info, gen._rng, gen._seed
         _worker_info = self.info
-        _factories.default_generator._rng = self.rng
+        gen._rng, gen._seed = self.rng, self.seed
 
     def __exit__(self, *exc):
         global _worker_info
-        self.rng = _factories.default_generator._rng
-        _worker_info, _factories.default_generator._rng = self._saved
+        gen = _factories.default_generator
+        self.rng, self.seed = gen._rng, gen._seed
+        _worker_info, gen._rng, gen._seed = self._saved
+
+    def main_stream(self, indices):
+        """Advance ``indices`` (the sampler) outside the worker, on the main stream, as torch's
+        sampler runs in the main process while only fetching runs in the worker."""
+        it = iter(indices)
+        while True:
+            self.__exit__()
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            finally:
+                self.__enter__()
+            yield item
 
 
 class _DataLoaderIter:
@@ -227,7 +243,8 @@ class _DataLoaderIter:
         self._loader = loader
         self._num_yielded = 0
         self._len_called = loader._IterableDataset_len_called
-        seed = _factories.randint(0, 2**63 - 1, (), generator=loader.generator)
+        # torch: empty((), dtype=int64).random_(generator=loader.generator), one random64
+        seed = _factories.empty((), dtype=dtypes.int64).random_(generator=loader.generator)
         self._base_seed = int(seed.item())
         self._worker = None
         if loader.num_workers > 0:
@@ -275,8 +292,9 @@ class _DataLoaderIter:
                 if not data or (loader.drop_last and len(data) < loader.batch_size):
                     return
                 yield collate_fn(data)
+        main = (lambda it: it) if self._worker is None else self._worker.main_stream
         if not loader._auto_collation:
-            for index in loader.sampler:
+            for index in main(loader.sampler):
                 yield collate_fn(dataset[index])
             return
         gather = None
@@ -288,7 +306,7 @@ class _DataLoaderIter:
         if batches is None:
             batches = iter(loader.batch_sampler)
         getitems = getattr(dataset, "__getitems__", None)
-        for indices in batches:
+        for indices in main(batches):
             if gather is not None:
                 index_array = np.asarray(indices)
                 if index_array.dtype.kind in "iu" and index_array.ndim == 1:

@@ -85,7 +85,7 @@ class RandomSampler(Sampler):
         n = len(self.data_source)
         generator = self.generator
         if generator is None:
-            seed = int(_factories.randint(0, 2**63 - 1, ()).item())
+            seed = int(_factories.empty((), dtype=dtypes.int64).random_().item())  # as torch
             generator = _factories.Generator().manual_seed(seed)
         if self.replacement:
             return _factories.randint(0, n, (self.num_samples,), generator=generator)._array

@@ -1,0 +1,92 @@
+"""Same seed, same data order as torch: the samplers of ``utils.data``, ``random_split`` and a
+shuffling ``DataLoader`` (its base seed, its worker's stream), compared exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import glassgrad
+
+
+def same(fn, seed=0):
+    torch.manual_seed(seed)
+    glassgrad.manual_seed(seed)
+    t, g = fn(torch), fn(glassgrad)
+    assert t == g
+    assert np.array_equal(torch.rand(3).numpy(), glassgrad.rand(3).numpy())
+    return t
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"replacement": True}, {"num_samples": 25},
+                                    {"replacement": True, "num_samples": 70}])
+def test_random_sampler(kwargs):
+    def run(m):
+        s = m.utils.data.RandomSampler(range(20), **kwargs)
+        return [list(s), list(s)]  # each pass seeds a fresh generator from the default one
+
+    same(run, seed=3)
+
+
+def test_random_sampler_with_generator():
+    def run(m):
+        g = m.Generator().manual_seed(11)
+        return list(m.utils.data.RandomSampler(range(30), generator=g)) + [g.initial_seed()]
+
+    same(run)
+
+
+def test_subset_and_weighted_samplers():
+    def run(m):
+        w = [0.1, 0.5, 2.0, 0.0, 1.0, 3.0]
+        return [list(m.utils.data.SubsetRandomSampler([5, 7, 9, 11, 13])),
+                list(m.utils.data.WeightedRandomSampler(w, 10)),
+                list(m.utils.data.WeightedRandomSampler(w, 4, replacement=False)),
+                list(m.utils.data.WeightedRandomSampler(m.tensor(w), 3))]
+
+    same(run, seed=4)
+
+
+def test_random_split():
+    def run(m):
+        parts = m.utils.data.random_split(range(20), [5, 15])
+        fracs = m.utils.data.random_split(range(10), [0.3, 0.7],
+                                          generator=m.Generator().manual_seed(2))
+        return [list(p) for p in parts] + [list(p) for p in fracs]
+
+    same(run, seed=5)
+
+
+@pytest.mark.parametrize("num_workers", [0, 1])
+def test_dataloader_shuffle_order_and_worker_stream(num_workers):
+    """The batch order is torch's; with a worker, the dataset's own draws come from the worker's
+    stream, seeded with torch's base_seed (as torch's worker 0), and the sampler's from the
+    main one."""
+    class Noisy:
+        def __init__(self, m):
+            self.m = m
+
+        def __len__(self):
+            return 12
+
+        def __getitem__(self, i):
+            return self.m.tensor([float(i), float(self.m.rand(1).item())])
+
+    def run(m):
+        loader = m.utils.data.DataLoader(Noisy(m), batch_size=5, shuffle=True,
+                                         num_workers=num_workers)
+        out = [b.tolist() for b in loader]
+        return out + [b.tolist() for b in loader]
+
+    same(run, seed=6)
+
+
+def test_dataloader_with_generator_leaves_the_default_stream():
+    def run(m):
+        g = m.Generator().manual_seed(8)
+        loader = m.utils.data.DataLoader(m.utils.data.TensorDataset(m.arange(10)), batch_size=3,
+                                         shuffle=True, generator=g)
+        return [b[0].tolist() for b in loader]
+
+    same(run, seed=7)
