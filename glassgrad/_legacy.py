@@ -35,7 +35,8 @@ def _arg_type(value) -> str:
 
 
 def _bad_keywords(args, kwargs) -> str:
-    got = ", ".join([_arg_type(a) for a in args] + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()])
+    got = ", ".join([_arg_type(a) for a in args]
+                    + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()])
     wrong = ", ".join(k for k in kwargs if k != "device")
     return (
         f"new() received an invalid combination of arguments - got ({got}), but expected one of:\n"

@@ -153,7 +153,9 @@ def set_deterministic_debug_mode(debug_mode) -> None:
             )
         debug_mode = _DEBUG_MODES[debug_mode]
     if debug_mode not in (0, 1, 2):
-        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+        raise RuntimeError(
+            f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
+        )
     use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
 
 

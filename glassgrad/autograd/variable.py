@@ -1,4 +1,5 @@
-"""``Variable``: the deprecated pre-0.4 wrapper, now an alias of Tensor (``torch.autograd.Variable``).
+"""``Variable``: the deprecated pre-0.4 wrapper, now an alias of Tensor
+(``torch.autograd.Variable``).
 
 ``Variable(t, requires_grad=True)`` returns ``t.detach()`` (same storage) with ``requires_grad``
 set, and ``isinstance(x, Variable)`` is true of every Tensor, as in torch; ``volatile`` warns and

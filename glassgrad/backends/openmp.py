@@ -1,4 +1,5 @@
-"""``glassgrad.backends.openmp``: whether an OpenMP runtime is loaded (``torch.backends.openmp``)."""
+"""``glassgrad.backends.openmp``: whether an OpenMP runtime is loaded
+(``torch.backends.openmp``)."""
 
 from ._blas import loaded_pools
 
