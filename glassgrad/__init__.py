@@ -114,6 +114,7 @@ def numel(input) -> int:
 from . import accelerator, backends, mps, xpu  # noqa: E402,F401
 from . import _dynamo, compiler  # noqa: E402,F401
 from ._compile import compile  # noqa: E402,F401,A004 - torch.compile
+from ._repr import set_printoptions  # noqa: E402,F401
 from ._runtime import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled, get_default_device, get_deterministic_debug_mode,
     get_float32_matmul_precision, get_num_interop_threads, get_num_threads, is_inference,
