@@ -134,3 +134,10 @@ def test_variable_volatile_warns():
 def test_type_to_a_legacy_cuda_like_request_is_outside_the_cpu():
     """``x.type(torch.cuda.FloatTensor)`` needs CUDA; glassgrad has no torch.cuda.FloatTensor."""
     assert outcome(lambda t: hasattr(t.cuda, "FloatTensor"), glassgrad) == ("returns", False)
+
+
+@pytest.mark.parametrize("flag", ["is_cuda", "is_cpu", "is_xpu", "is_mps", "is_meta",
+                                  "is_quantized", "is_mkldnn", "is_sparse"])
+def test_device_type_flags(flag):
+    """dcgan tests ``input.is_cuda or input.is_xpu`` before calling data_parallel."""
+    same_outcome(lambda t: getattr(t.ones(2), flag))
