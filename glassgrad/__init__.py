@@ -112,6 +112,25 @@ def numel(input) -> int:
 
 # issue 14, lane rng
 from . import random  # noqa: E402,F401 - torch.random: fork_rng, seeds, state
+# issue 14, lane runtime
+from . import accelerator, backends, mps, xpu  # noqa: E402,F401
+from . import _dynamo, compiler  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401,A004 - torch.compile
+from ._repr import set_printoptions  # noqa: E402,F401
+from ._runtime import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled, get_default_device, get_deterministic_debug_mode,
+    get_float32_matmul_precision, get_num_interop_threads, get_num_threads, is_inference,
+    is_deterministic_algorithms_warn_only_enabled, set_default_device,
+    set_deterministic_debug_mode, set_float32_matmul_precision, set_num_interop_threads,
+    set_num_threads, typename, use_deterministic_algorithms,
+)
+from ._legacy import (  # noqa: E402,F401
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+    IntTensor, LongTensor, ShortTensor,
+)
+from math import e, inf, nan, pi  # noqa: E402,F401 - torch.pi etc. are Python floats
+newaxis = None
+
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -229,12 +229,6 @@ def from_numpy(ndarray) -> Tensor:
     return Tensor._make(ndarray)
 
 
-def legacy_constructor(*args, **kwargs) -> Tensor:
-    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-        return tensor(args[0], dtype=dtypes.float32)
-    return zeros(*args, dtype=dtypes.float32)
-
-
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:
     """A tensor of zeros of shape ``size`` (``torch.zeros``)."""
     return _finish(np.zeros(_size(size), dtype=_dt(dtype)), requires_grad)

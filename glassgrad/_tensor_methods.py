@@ -158,6 +158,8 @@ def type_(self, dtype=None, non_blocking=False):
     """``x.type()`` -> 'torch.FloatTensor'; ``x.type(dtype)`` converts."""
     if dtype is None:
         return dtypes.type_name(self.dtype)
+    if isinstance(dtype, type):  # a legacy type: x.type(torch.LongTensor)
+        dtype = dtype.dtype
     if isinstance(dtype, str):
         for d in dtypes.ALL:
             if dtypes.type_name(d) == dtype.replace("glassgrad.", "torch."):

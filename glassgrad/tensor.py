@@ -60,9 +60,9 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars/arrays on the left defer to our reflected dunders
 
     def __init__(self, *args, **kwargs):
-        from . import _factories
+        from . import _legacy
 
-        t = _factories.legacy_constructor(*args, **kwargs)
+        t = _legacy.construct(dtypes.get_default_dtype(), args, kwargs, keep_tensor_dtype=True)
         _init_from(self, t._array)
 
     @classmethod

@@ -23,3 +23,4 @@ from .grad_mode import (  # noqa: F401
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
+from .variable import Variable  # noqa: F401

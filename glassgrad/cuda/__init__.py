@@ -19,13 +19,11 @@ from ..memory import (  # noqa: F401 - live tensor buffers on the active device 
 )
 from . import amp  # noqa: F401
 
-
-def is_available() -> bool:
-    """False: glassgrad has no GPU backend yet (``torch.cuda.is_available``)."""
-    return False
-
-
-def device_count() -> int:
-    """0: no GPUs (``torch.cuda.device_count``)."""
-    return 0
-
+from ._runtime import (  # noqa: F401
+    Event, Stream, StreamContext, _is_compiled, current_device, current_stream, default_stream,
+    device, device_count, device_of, get_arch_list, get_device_capability, get_device_name,
+    get_device_properties, get_gencode_flags, get_rng_state, get_rng_state_all, init,
+    initial_seed, ipc_collect, is_available, is_bf16_supported, is_initialized,
+    is_tf32_supported, manual_seed, manual_seed_all, mem_get_info, seed, seed_all, set_device,
+    set_rng_state, set_rng_state_all, stream, synchronize,
+)

@@ -4,8 +4,10 @@ from . import (  # noqa: F401
     functional,
     init,
     modules,
+    parallel,
     utils,
 )
 from .module import Module  # noqa: F401
 from .modules import *
 from .parameter import Parameter  # noqa: F401
+from .parallel import DataParallel  # noqa: F401 - issue 14, lane runtime

@@ -1,0 +1,133 @@
+"""PyTorch's legacy tensor types and constructors: ``torch.FloatTensor(2, 3)``,
+``torch.LongTensor([1, 2])``, ``torch.Tensor(...)``, ``x.new(...)``; and the device-type flags
+programs test beside ``x.is_cuda`` (``x.is_xpu``, ``x.is_mps``, ``x.is_cpu``...).
+
+Each legacy type (``FloatTensor`` ... ``BoolTensor``) is not a subclass of Tensor, as in torch:
+calling it makes an ordinary Tensor of its dtype, and ``isinstance(x, FloatTensor)`` asks whether
+``x`` is a float32 tensor. The constructor takes sizes (ints or a ``Size``: a new tensor, zeros
+where torch leaves memory uninitialised), data (a list, tuple or NumPy array, which is shared when
+its dtype already matches, as torch shares it), a Tensor of the same dtype (shared), or nothing
+(an empty 1-D tensor).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .tensor import Size, Tensor
+
+_C_NAMES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+    "uint8": "unsigned char", "bool": "bool",
+}
+
+
+def _options(d) -> str:
+    return (f"TensorOptions(dtype={_C_NAMES[d.name]}, device=cpu, layout=Strided, requires_grad="
+            "false (default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def _arg_type(value) -> str:
+    if isinstance(value, dtypes.dtype):
+        return "torch.dtype"
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+
+
+def _bad_keywords(args, kwargs) -> str:
+    got = ", ".join([_arg_type(a) for a in args]
+                    + [f"{k}={_arg_type(v)}" for k, v in kwargs.items()])
+    wrong = ", ".join(k for k in kwargs if k != "device")
+    return (
+        f"new() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+        " * (*, torch.device device = None)\n"
+        f"      didn't match because some of the keywords were incorrect: {wrong}\n"
+        " * (torch.Storage storage)\n * (Tensor other)\n"
+        " * (tuple of ints size, *, torch.device device = None)\n"
+        " * (object data, *, torch.device device = None)\n"
+        "\nglassgrad: legacy constructors take no dtype or requires_grad; use "
+        "glassgrad.tensor(data, dtype=..., requires_grad=...)."
+    )
+
+
+def construct(dtype, args, kwargs, keep_tensor_dtype: bool = False) -> Tensor:
+    """A tensor from legacy constructor arguments (see the module docstring) of ``dtype``.
+
+    ``keep_tensor_dtype``: ``torch.Tensor(t)`` aliases ``t`` whatever its dtype; the typed
+    constructors raise TypeError "expected TensorOptions(dtype=...)" for another dtype. TypeError
+    "new(): data must be a sequence" for a number, "invalid data type" for a string, and "new()
+    received an invalid combination of arguments" for keywords other than ``device``.
+    """
+    from . import _factories
+
+    if set(kwargs) - {"device"}:
+        raise TypeError(_bad_keywords(args, kwargs))
+    if not args:
+        return Tensor._make(np.zeros((0,), dtype=dtype.np))
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        data = args[0]
+        if isinstance(data, Size):
+            return _factories.zeros(tuple(data), dtype=dtype)
+        if isinstance(data, Tensor):
+            if data.dtype is not dtype and not keep_tensor_dtype:
+                raise TypeError(
+                    f"expected {_options(dtype)} (got {_options(data.dtype)})\nglassgrad: a "
+                    f"legacy constructor shares a tensor of its own dtype; convert with .to()."
+                )
+            return Tensor._make(data._array)
+        if isinstance(data, np.ndarray):
+            return Tensor._make(np.asarray(data, dtype=dtype.np))
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if not isinstance(data, (list, tuple)):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        return _factories.tensor(data, dtype=dtype)
+    return _factories.zeros(*args, dtype=dtype)
+
+
+class _LegacyTensorType(type):
+    """Metaclass of ``FloatTensor`` etc.: calling builds a Tensor, ``isinstance`` compares the
+    dtype (``torch.FloatTensor`` answers ``isinstance(torch.zeros(2), torch.FloatTensor)``)."""
+
+    def __call__(cls, *args, **kwargs) -> Tensor:
+        return construct(cls.dtype, args, kwargs)
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+
+def _legacy_type(name: str, dtype) -> type:
+    doc = (f"Legacy constructor of {dtype!r} tensors (``torch.{name}``): ``{name}(2, 3)`` a new "
+           f"2x3 tensor, ``{name}([1, 2])`` from data; ``isinstance(x, {name})`` checks the dtype.")
+    return _LegacyTensorType(name, (), {
+        "dtype": dtype, "is_cuda": False, "is_sparse": False, "__doc__": doc,
+        "__module__": "glassgrad",
+    })
+
+
+FloatTensor = _legacy_type("FloatTensor", dtypes.float32)
+DoubleTensor = _legacy_type("DoubleTensor", dtypes.float64)
+HalfTensor = _legacy_type("HalfTensor", dtypes.float16)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", dtypes.bfloat16)
+LongTensor = _legacy_type("LongTensor", dtypes.int64)
+IntTensor = _legacy_type("IntTensor", dtypes.int32)
+ShortTensor = _legacy_type("ShortTensor", dtypes.int16)
+CharTensor = _legacy_type("CharTensor", dtypes.int8)
+ByteTensor = _legacy_type("ByteTensor", dtypes.uint8)
+BoolTensor = _legacy_type("BoolTensor", dtypes.bool)
+
+
+def tensor_new(self, *args, **kwargs) -> Tensor:
+    """``x.new(...)``: the legacy constructor with ``x``'s dtype (``torch.Tensor.new``)."""
+    return construct(self.dtype, args, kwargs)
+
+
+Tensor.new = tensor_new
+
+
+# NOTE [Backend]: every tensor lives on the CPU; a GPU backend would answer these per tensor
+for _flag, _value in (("is_cpu", True), ("is_xpu", False), ("is_mps", False), ("is_meta", False),
+                      ("is_quantized", False), ("is_mkldnn", False)):
+    setattr(Tensor, _flag, property(lambda self, value=_value: value,
+                                    doc=f"{_value}: glassgrad's tensors are on the CPU."))

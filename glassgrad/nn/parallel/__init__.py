@@ -1,0 +1,7 @@
+"""``glassgrad.nn.parallel`` (``torch.nn.parallel``): ``DataParallel`` runs its module as it is
+on the CPU, as torch does without GPUs. ``DistributedDataParallel`` comes with distributed
+training."""
+
+from .data_parallel import (  # noqa: F401
+    DataParallel, data_parallel, gather, parallel_apply, replicate,
+)
