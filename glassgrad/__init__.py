@@ -110,6 +110,9 @@ def numel(input) -> int:
     return input.numel()
 
 
+# issue 14, lane onnx
+from . import onnx  # noqa: E402, F401 - torch.onnx.export
+
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -1,0 +1,160 @@
+"""Recording a forward as ONNX nodes while ``glassgrad.onnx.export`` runs the model.
+
+NOTE [Tracing ops]: during export ``_Hooks.trace`` (autograd/graph.py) is a ``Tracer``. Setting
+it turns ``_Hooks.watch_ops`` and ``any_on`` on, so the fast path steps aside and the op path's
+existing diagnostics test hands the tracer every op ``Primitive.apply`` runs, recorded or not
+(also its spelled-out forms, in-place writes and multi-output ops): the op's class, result,
+input Tensors and attributes. Nothing is added to an op while no export runs.
+
+Values are followed by identity. The graph inputs and every result computed from them get ONNX
+names (``names``; ``array_names`` too, for index arrays an op keeps as an attribute and for
+``detach()`` aliases, which share the array). Any other tensor an op reads (a parameter, a
+buffer, a number made into a tensor) is a constant, written once as an initializer: an op whose
+inputs are all constants is not emitted and its result is a constant in turn (PyTorch's
+constant folding). Composites whose parts do not all pass through ``Primitive.apply``
+(comparisons, pooling, the norms, embedding, LSTM) are patched for the length of the export
+and emitted whole (onnx/_patches.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import UnsupportedOperatorError
+
+
+class OpCall:
+    """One op as its emitter sees it: ONNX names of the inputs (constants already written),
+    the input Tensors, the attributes, the result (a Tensor or a tuple of them)."""
+
+    __slots__ = ("tracer", "g", "op", "inputs", "tensors", "attrs", "result")
+
+    def __init__(self, tracer, op, inputs, tensors, attrs, result) -> None:
+        self.tracer = tracer
+        self.g = tracer.g
+        self.op = op
+        self.inputs = inputs
+        self.tensors = tensors
+        self.attrs = attrs
+        self.result = result
+
+    def shape(self, i: int = 0) -> tuple:
+        return tuple(self.tensors[i]._array.shape)
+
+    @property
+    def out_shape(self) -> tuple:
+        r = self.result if not isinstance(self.result, tuple) else self.result[0]
+        return tuple(r._array.shape)
+
+    @property
+    def dtype(self):
+        return self.tensors[0]._array.dtype
+
+    def array(self, arr) -> str:
+        """The ONNX name of an index or mask array held as an attribute: the traced value it
+        was read from, or a constant."""
+        return self.tracer.array_value(arr)
+
+    def unsupported(self, why: str):
+        """The UnsupportedOperatorError for this op, ``why`` saying which case."""
+        return unsupported(self.op, self.tensors, self.g.opset, why)
+
+
+def torch_name(op) -> str:
+    """glassgrad's primitive -> the name PyTorch's exporter would report (``aten::mul``)."""
+    node = op.node_cls.__name__ if hasattr(op, "node_cls") else str(op)
+    base = node[:-len("Backward0")] if node.endswith("Backward0") else node
+    return "aten::" + "".join("_" + c.lower() if c.isupper() else c for c in base).lstrip("_")
+
+
+def unsupported(op, tensors, opset: int, why: str = "") -> UnsupportedOperatorError:
+    name = getattr(op, "__name__", str(op))
+    shapes = ", ".join(str(list(t._array.shape)) for t in tensors if hasattr(t, "_array"))
+    detail = (f"the op {name} on inputs of shapes [{shapes}] has no ONNX translation"
+              + (f" ({why})" if why else "") + "; glassgrad.onnx.SUPPORTED_OPS lists the ops "
+              "that export. Write that step with supported ops, or compute it outside the "
+              "exported forward.")
+    return UnsupportedOperatorError(torch_name(op), opset, None, detail)
+
+
+class Tracer:
+    """``_Hooks.trace`` during an export (NOTE [Tracing ops])."""
+
+    def __init__(self, builder, table: dict, constant_names: dict) -> None:
+        self.g = builder
+        self.table = table  # primitive name -> emitter(OpCall) -> name or tuple of names
+        self.constant_names = constant_names  # id(Tensor) -> qualified parameter/buffer name
+        self.names: dict = {}
+        self.array_names: dict = {}
+        self._consts: dict = {}
+        self._keep: list = []  # what the dicts above key by id, alive so the ids stay theirs
+        self.paused = 0
+
+    def bind(self, tensor, name: str) -> None:
+        """``tensor`` (computed from the graph inputs) is the ONNX value ``name``."""
+        self.names[id(tensor)] = name
+        self.array_names[id(tensor._array)] = name
+        self._keep.append((tensor, tensor._array))
+
+    def live(self, t) -> str | None:
+        """The ONNX name of a Tensor computed from the graph inputs, else None."""
+        name = self.names.get(id(t))
+        if name is None:
+            name = self.array_names.get(id(getattr(t, "_array", None)))
+        return name
+
+    def value(self, t) -> str:
+        """The ONNX name of ``t``: its traced value, or a constant initializer."""
+        name = self.live(t)
+        return name if name is not None else self.constant(t)
+
+    def constant(self, t) -> str:
+        arr = t._array
+        name = self._consts.get(id(arr))
+        if name is None:
+            name = self.g.initializer(arr, self.constant_names.get(id(t)))
+            self._consts[id(arr)] = name
+            self._keep.append(arr)
+        return name
+
+    def array_value(self, arr) -> str:
+        name = self.array_names.get(id(arr))
+        if name is not None:
+            return name
+        name = self._consts.get(id(arr))
+        if name is None:
+            name = self.g.initializer(np.asarray(arr))
+            self._consts[id(arr)] = name
+            self._keep.append(arr)
+        return name
+
+    def _attrs_live(self, attrs) -> bool:
+        for v in attrs.values():
+            for a in v if isinstance(v, tuple) else (v,):
+                if isinstance(a, np.ndarray) and id(a) in self.array_names:
+                    return True
+        return False
+
+    def __call__(self, op, result, inputs, attrs) -> None:
+        if self.paused:
+            return
+        live = [self.live(t) for t in inputs]
+        if (inputs and live[0] is None and not isinstance(result, tuple)
+                and id(result) in self.names and inputs[0] is not result):
+            live[0] = self.names[id(result)]  # an in-place op read a snapshot of its target
+        if not any(n is not None for n in live) and not self._attrs_live(attrs):
+            return  # a constant (NOTE [Tracing ops])
+        emit = self.table.get(op.__name__)
+        if emit is None:
+            raise unsupported(op, inputs, self.g.opset)
+        names = [n if n is not None else self.constant(t) for n, t in zip(live, inputs)]
+        outs = emit(OpCall(self, op, names, inputs, attrs, result))
+        self.bind_outputs(result, outs)
+
+    def bind_outputs(self, result, outs) -> None:
+        if isinstance(result, (tuple, list)):
+            for r, n in zip(result, outs):
+                if n is not None and r is not None:
+                    self.bind(r, n)
+        else:
+            self.bind(result, outs)
