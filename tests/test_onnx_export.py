@@ -89,3 +89,46 @@ def test_mlp_gemm_relu_and_names():
     assert [n.op_type for n in g.node] == ["Gemm", "Relu", "Gemm"]
     assert [i.name for i in g.input] == ["x"] and [o.name for o in g.output] == ["y"]
     assert {i.name for i in g.initializer} == {"0.weight", "0.bias", "2.weight", "2.bias"}
+
+
+def _seq(*layers):
+    return lambda lib: lib.nn.Sequential(*[layer(lib) for layer in layers])
+
+
+FAMILIES = {
+    "activations": (_seq(lambda L: L.nn.Linear(4, 6), lambda L: L.nn.Tanh(),
+                         lambda L: L.nn.Linear(6, 6), lambda L: L.nn.Sigmoid(),
+                         lambda L: L.nn.Linear(6, 6), lambda L: L.nn.GELU(),
+                         lambda L: L.nn.Linear(6, 6), lambda L: L.nn.GELU("tanh"),
+                         lambda L: L.nn.LeakyReLU(0.2), lambda L: L.nn.ELU(0.7),
+                         lambda L: L.nn.Softplus(), lambda L: L.nn.SiLU(),
+                         lambda L: L.nn.Dropout(0.3), lambda L: L.nn.LogSoftmax(1)),
+                    [(3, 4)], {"Tanh", "Sigmoid", "Gelu", "LeakyRelu", "Elu", "Softplus",
+                               "LogSoftmax"}),
+    "softmax_3d": (_seq(lambda L: L.nn.Linear(4, 5), lambda L: L.nn.Softmax(-1)), [(2, 3, 4)],
+                   {"Softmax"}),
+    "conv2d": (_seq(lambda L: L.nn.Conv2d(3, 4, 3, stride=2, padding=1),
+                    lambda L: L.nn.BatchNorm2d(4), lambda L: L.nn.ReLU(),
+                    lambda L: L.nn.Conv2d(4, 4, 3, padding=2, dilation=2, groups=2),
+                    lambda L: L.nn.MaxPool2d(2), lambda L: L.nn.Flatten(),
+                    lambda L: L.nn.Linear(64, 3)), [(2, 3, 16, 16)],
+               {"Conv", "BatchNormalization", "MaxPool", "Gemm"}),
+    "conv1d": (_seq(lambda L: L.nn.Conv1d(2, 3, 3, padding=1, bias=False),
+                    lambda L: L.nn.AvgPool1d(2), lambda L: L.nn.BatchNorm1d(3)), [(2, 2, 9)],
+               {"Conv", "AveragePool", "BatchNormalization"}),
+    "conv_transpose": (_seq(lambda L: L.nn.ConvTranspose2d(3, 2, 4, stride=2, padding=1),
+                            lambda L: L.nn.Tanh()), [(1, 3, 5, 5)], {"ConvTranspose"}),
+    "pools": (_seq(lambda L: L.nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+                   lambda L: L.nn.AvgPool2d(3, stride=1, padding=1, count_include_pad=False),
+                   lambda L: L.nn.AvgPool2d(2), lambda L: L.nn.AdaptiveAvgPool2d(1)),
+              [(2, 3, 11, 11)], {"MaxPool", "AveragePool"}),
+    "layer_norm": (_seq(lambda L: L.nn.Linear(4, 6), lambda L: L.nn.LayerNorm(6)), [(2, 3, 4)],
+                   {"LayerNormalization"}),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_family(family):
+    make, shapes, must_have = FAMILIES[family]
+    model = roundtrip(make, tuple(_x(*s, seed=i) for i, s in enumerate(shapes)))
+    assert must_have <= {n.op_type for n in model.graph.node}

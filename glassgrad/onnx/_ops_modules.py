@@ -1,3 +1,96 @@
-"""Composites emitted whole: comparisons, pooling, the norms, embedding, LSTM (onnx/_patches.py)."""
+"""Composites emitted whole: comparisons, max pooling, the norms, embedding, LSTM
+(onnx/_patches.py says how they are installed)."""
 
 from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._patches import patch
+from .tracer import unsupported
+
+_COMPARE = {"gt": ("Greater", False), "lt": ("Less", False), "ge": ("GreaterOrEqual", False),
+            "le": ("LessOrEqual", False), "eq": ("Equal", False), "ne": ("Equal", True)}
+
+
+def _operand(tracer, value, like) -> str:
+    if isinstance(value, Tensor):
+        if value._array.dtype != like._array.dtype and tracer.live(value) is None:
+            return tracer.g.initializer(value._array.astype(like._array.dtype))
+        return tracer.value(value)
+    return tracer.g.const(value, like._array.dtype)
+
+
+def _comparison(onnx_type: str, negate: bool):
+    def emit(tracer, args, kwargs, result):
+        x, other = args[0], args[1] if len(args) > 1 else kwargs["other"]
+        out = tracer.g.op(onnx_type, _operand(tracer, x, x), _operand(tracer, other, x))
+        return tracer.g.op("Not", out) if negate else out
+
+    return emit
+
+
+for _name, (_onnx, _negate) in _COMPARE.items():
+    patch("glassgrad.comparison", _name)(_comparison(_onnx, _negate))
+    patch("class:glassgrad.tensor.Tensor", f"__{_name}__")(_comparison(_onnx, _negate))
+    patch("class:glassgrad.tensor.Tensor", _name)(_comparison(_onnx, _negate))
+
+
+@patch("glassgrad.nn._functional_pool", "_max_poolnd")
+def _max_pool(tracer, args, kwargs, result):
+    from ..nn import _functional_pool as P
+
+    input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op = args
+    if return_indices or input.ndim != nd + 2:
+        raise unsupported(f"{op}_with_indices" if return_indices else op, [input],
+                          tracer.g.opset, "return_indices=True, or an unbatched input")
+    kernel, stride, pads, dilation, _ = P._pool_geometry(input, kernel_size, stride, padding,
+                                                         dilation, ceil_mode, nd, op)
+    # NOTE: glassgrad's pads already hold ceil_mode's extra end padding: ceil_mode=0 is exact
+    return tracer.g.op("MaxPool", tracer.value(input), kernel_shape=list(kernel),
+                       strides=list(stride), dilations=list(dilation),
+                       pads=[p[0] for p in pads] + [p[1] for p in pads])
+
+
+def _eval_mode(args, kwargs) -> bool:
+    return not (args[5] if len(args) > 5 else kwargs.get("training", False))
+
+
+@patch("glassgrad.nn._functional_layers", "_batch_norm", when=_eval_mode)
+def _batch_norm(tracer, args, kwargs, result):
+    input, mean, var, weight, bias, _, _, eps = args
+    c = input.shape[1]
+    dt = input._array.dtype
+    g = tracer.g
+    scale = tracer.value(weight) if weight is not None else g.initializer(np.ones(c, dt))
+    shift = tracer.value(bias) if bias is not None else g.initializer(np.zeros(c, dt))
+    return g.op("BatchNormalization", tracer.value(input), scale, shift, tracer.value(mean),
+                tracer.value(var), epsilon=float(eps))
+
+
+@patch("glassgrad.nn._functional_layers", "layer_norm")
+def _layer_norm(tracer, args, kwargs, result):
+    names = ("input", "normalized_shape", "weight", "bias", "eps")
+    a = dict(zip(names, args), **kwargs)
+    input, shape = a["input"], a["normalized_shape"]
+    k = 1 if isinstance(shape, int) else len(tuple(shape))
+    trailing = tuple(input.shape[input.ndim - k:])
+    dt = input._array.dtype
+    g = tracer.g
+    weight, bias = a.get("weight"), a.get("bias")
+    scale = tracer.value(weight) if weight is not None else g.initializer(np.ones(trailing, dt))
+    shift = tracer.value(bias) if bias is not None else g.initializer(np.zeros(trailing, dt))
+    return g.op("LayerNormalization", tracer.value(input), scale, shift, axis=-k,
+                epsilon=float(a.get("eps", 1e-5)))
+
+
+@patch("glassgrad.nn._functional_layers", "embedding")
+def _embedding(tracer, args, kwargs, result):
+    input, weight = args[0], args[1] if len(args) > 1 else kwargs["weight"]
+    return tracer.g.op("Gather", tracer.value(weight), tracer.value(input), axis=0)
+
+
+@patch("glassgrad.nn._functional_activation", "elu")
+def _elu(tracer, args, kwargs, result):
+    alpha = args[1] if len(args) > 1 else kwargs.get("alpha", 1.0)
+    return tracer.g.op("Elu", tracer.value(args[0]), alpha=float(alpha))

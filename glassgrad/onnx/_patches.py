@@ -81,7 +81,7 @@ def installed(tracer):
         for module, attr, emit, when in PATCHES:
             owner = importlib.import_module(module) if not module.startswith("class:") else (
                 _class(module[6:]))
-            orig = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
+            orig = getattr(owner, attr)
             _install(owner, attr, orig, _wrap(orig, emit, when, tracer), undo)
         yield
     finally:
@@ -106,6 +106,7 @@ def _install(owner, attr, orig, wrapper, undo) -> None:
             continue
         d = getattr(mod, "__dict__", {})
         for key, value in list(d.items()):
-            if value is orig:
-                undo.append((mod, key, orig))
+            # NOTE: public functions are bound wrapped in their argument checks (_arg_check.py)
+            if value is orig or getattr(value, "__wrapped__", None) is orig:
+                undo.append((mod, key, value))
                 setattr(mod, key, wrapper)
