@@ -5,6 +5,7 @@ onnxruntime, and compared with glassgrad's output and with torch's."""
 from __future__ import annotations
 
 import io
+import sys
 
 import numpy as np
 import pytest
@@ -132,3 +133,124 @@ def test_family(family):
     make, shapes, must_have = FAMILIES[family]
     model = roundtrip(make, tuple(_x(*s, seed=i) for i, s in enumerate(shapes)))
     assert must_have <= {n.op_type for n in model.graph.node}
+
+
+class _WordModel:
+    """word_language_model's shape of model: Embedding -> LSTM -> Linear -> log_softmax, called
+    with (input, (h, c)) and returning (output, (h, c))."""
+
+    @staticmethod
+    def make(lib, batch_first=False, bidirectional=False, layers=2):
+        class Model(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = lib.nn.Embedding(11, 4)
+                self.rnn = lib.nn.LSTM(4, 5, layers, dropout=0.2 if layers > 1 else 0.0,
+                                       batch_first=batch_first,
+                                       bidirectional=bidirectional)
+                self.decoder = lib.nn.Linear(5 * (2 if bidirectional else 1), 11)
+
+            def forward(self, input, hidden):
+                emb = self.encoder(input)
+                output, hidden = self.rnn(emb, hidden)
+                decoded = self.decoder(output).view(-1, 11)
+                return lib.nn.functional.log_softmax(decoded, dim=1), hidden
+
+        return Model()
+
+
+@pytest.mark.parametrize("batch_first,bidirectional,layers",
+                         [(False, False, 2), (True, False, 1), (False, True, 2)])
+def test_lstm_word_language_model(batch_first, bidirectional, layers):
+    d = 2 if bidirectional else 1
+    idx = np.random.default_rng(0).integers(0, 11, (6, 3) if not batch_first else (3, 6))
+    hidden = (_x(layers * d, 3, 5, seed=1), _x(layers * d, 3, 5, seed=2))
+    model = roundtrip(lambda lib: _WordModel.make(lib, batch_first, bidirectional, layers),
+                      (idx, hidden), atol=2e-5)
+    assert [i.name for i in model.graph.input] == ["input", "hidden.0", "hidden.1"]
+    assert len(model.graph.output) == 3
+    assert {"Gather", "LSTM", "LogSoftmax"} <= {n.op_type for n in model.graph.node}
+
+
+def test_lstm_without_hidden_state():
+    model = roundtrip(lambda lib: lib.nn.LSTM(3, 4, batch_first=True), (_x(2, 5, 3),))
+    assert [n.op_type for n in model.graph.node].count("LSTM") == 1
+
+
+def test_dynamic_axes_run_at_other_sizes():
+    """Symbolic dims in the file; the exported model runs on another batch and length."""
+    g_mod = _WordModel.make(glassgrad)
+    g_mod.eval()
+    idx = np.zeros((6, 3), dtype=np.int64)
+    hidden = (_x(2, 3, 5), _x(2, 3, 5, seed=1))
+    axes = {"input": {0: "seq", 1: "batch"}, "h": {1: "batch"}, "c": {1: "batch"},
+            "output": {0: "rows"}}
+    data, program = export(g_mod, _structure(glassgrad, (idx, hidden)),
+                           input_names=["input", "h", "c"], output_names=["output", "h_n", "c_n"],
+                           dynamic_axes=axes)
+    dims = [d.dim_param or d.dim_value for d in program.model_proto.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == ["seq", "batch"]
+    idx2 = np.random.default_rng(3).integers(0, 11, (4, 2))
+    hidden2 = (_x(2, 2, 5, seed=4), _x(2, 2, 5, seed=5))
+    got = run_onnx(data, {"input": idx2, "h": hidden2[0], "c": hidden2[1]})
+    ours = _flat(g_mod(*_structure(glassgrad, (idx2, hidden2))))
+    for a, b in zip(got, ours):
+        np.testing.assert_allclose(a, _numpy(b), atol=2e-5, rtol=2e-5)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's TorchScript exporter
+def test_unsupported_op_names_it():
+    def make(lib):
+        class CumProd(lib.nn.Module):
+            def forward(self, x):
+                return x.cumprod(1)
+
+        return CumProd()
+
+    with pytest.raises(torch.onnx.errors.UnsupportedOperatorError) as theirs:
+        torch.onnx.export(make(torch), (torch.randn(2, 3),), io.BytesIO(), dynamo=False)
+    with pytest.raises(glassgrad.onnx.errors.UnsupportedOperatorError) as ours:
+        export(make(glassgrad), (glassgrad.randn(2, 3),))
+    assert isinstance(ours.value, glassgrad.onnx.OnnxExporterError)
+    assert isinstance(ours.value, RuntimeError)
+    key = "Exporting the operator 'aten::cumprod' to ONNX opset version"
+    assert key in str(theirs.value) and key in str(ours.value)
+    assert "Cumprod" in str(ours.value) and "[2, 3]" in str(ours.value)
+    _assert_not_tracing()
+
+
+def _assert_not_tracing():
+    from glassgrad.autograd.graph import _Hooks
+
+    assert _Hooks.trace is None and not _Hooks.watch_ops and not _Hooks.any_on
+    spaces = [vars(m) for n, m in sys.modules.items() if n.startswith("glassgrad")]
+    for space in spaces + [vars(glassgrad.Tensor), vars(glassgrad.nn.LSTM)]:
+        for value in list(space.values()):
+            assert getattr(value, "__qualname__", "") != "_wrap.<locals>.wrapper", value
+    assert not glassgrad.onnx.is_in_onnx_export()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_is_in_onnx_export_and_state_restored():
+    seen = {}
+
+    def make(lib):
+        class Probe(lib.nn.Module):
+            def forward(self, x):
+                seen[lib.__name__] = (lib.onnx.is_in_onnx_export(), self.training)
+                return x * 2
+
+        return Probe()
+
+    torch.onnx.export(make(torch), (torch.randn(2),), io.BytesIO(), dynamo=False)
+    probe = make(glassgrad)
+    export(probe, (glassgrad.randn(2),))
+    assert seen["glassgrad"] == seen["torch"] == (True, False)
+    assert probe.training  # put back in train mode after the export
+    _assert_not_tracing()
+
+
+def test_missing_onnx_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(ImportError, match=r"pip install glassgrad\[onnx\]"):
+        export(glassgrad.nn.Linear(2, 2), (glassgrad.randn(1, 2),))

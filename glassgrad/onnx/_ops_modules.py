@@ -94,3 +94,16 @@ def _embedding(tracer, args, kwargs, result):
 def _elu(tracer, args, kwargs, result):
     alpha = args[1] if len(args) > 1 else kwargs.get("alpha", 1.0)
     return tracer.g.op("Elu", tracer.value(args[0]), alpha=float(alpha))
+
+
+@patch("glassgrad.nn._functional_layers", "linear")
+def _linear(tracer, args, kwargs, result):
+    """Gemm for a matrix input; MatMul and Add otherwise, so leading dims stay dynamic."""
+    a = dict(zip(("input", "weight", "bias"), args), **kwargs)
+    input, weight, bias = a["input"], a["weight"], a.get("bias")
+    g = tracer.g
+    x, w = tracer.value(input), tracer.value(weight)
+    if input.ndim == 2 and weight.ndim == 2 and bias is not None:
+        return g.op("Gemm", x, w, tracer.value(bias), transB=1)
+    out = g.op("MatMul", x, g.op("Transpose", w, perm=[1, 0]) if weight.ndim == 2 else w)
+    return out if bias is None else g.op("Add", out, tracer.value(bias))

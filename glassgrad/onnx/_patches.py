@@ -70,7 +70,7 @@ def _identity(arr):
 @contextlib.contextmanager
 def installed(tracer):
     """Every patch in ``PATCHES`` (and index snapshots off) for the body of the block."""
-    from . import _ops_modules  # noqa: F401 - registers the patches
+    from . import _ops_modules, _ops_rnn  # noqa: F401 - they register their patches
 
     undo = []
     try:
