@@ -254,3 +254,45 @@ def test_missing_onnx_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match=r"pip install glassgrad\[onnx\]"):
         export(glassgrad.nn.Linear(2, 2), (glassgrad.randn(1, 2),))
+
+
+def _ops_model(lib):
+    """Elementwise, reduction, shape and indexing ops of two inputs and an integer index input;
+    a buffer and a parameter that are no inputs become initializers; several outputs."""
+
+    class Ops(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("offset", lib.arange(4, dtype=lib.float32) * 0.5)
+            self.table = lib.nn.Parameter(lib.arange(15, dtype=lib.float32).reshape(5, 3))
+
+        def forward(self, x, y, i):
+            a = (x + y) * 2 - y / 3 + self.offset
+            b = a.abs().sqrt() + a.exp().log1p() - (-a).sigmoid() + 2 ** x
+            p = lib.pow(a.abs() + 1, y) + (y.abs() + 1) ** 0.5 + (x * x).rsqrt().clamp(0, 3)
+            s = lib.cat([a.transpose(1, 2), b.permute(0, 2, 1)], dim=1)  # (2, 8, 3)
+            t = lib.stack([x[:, 0], y[:, 1:3].sum(1), x[..., ::2].mean(-1)[:, :1].expand(2, 4)],
+                          dim=-1)  # (2, 4, 3)
+            u = x.reshape(2, -1).unsqueeze(1).squeeze(1).flatten(1)[:, 3:9]
+            m = lib.matmul(x, y.transpose(1, 2)) + lib.bmm(y, x.transpose(1, 2)).exp()
+            w = lib.where(x > y, x, y).masked_fill(x < -0.5, 0.25) + lib.maximum(x, y)
+            r = x.var(1) + x.std(2, keepdim=True).sum(1) + x.amax(1) - x.sum(0, keepdim=True)[0, 0]
+            g = (x.gather(2, lib.tensor([[[1], [0], [3]]]).expand(2, 3, 1))
+                 + x[:, [0, 2]].sum(2, keepdim=True).sum(1, keepdim=True))
+            e = self.table[i] + x[0][None, :, :1].squeeze(0)
+            return (a, b, p.softmax(1)), s, t, u, m, w, r, g, (e * 1.5).neg()
+
+    return Ops()
+
+
+def test_elementwise_shape_and_index_ops():
+    i = np.array([[4, 0, 2]], dtype=np.int64).reshape(3, 1)
+    model = roundtrip(_ops_model, (_x(2, 3, 4), _x(2, 3, 4, seed=1), i))
+    ops = {n.op_type for n in model.graph.node}
+    assert {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Clip",
+            "Concat", "Transpose", "Slice", "Gather", "Reshape", "ReduceMean", "ReduceSum",
+            "ReduceMax", "MatMul", "Where", "Greater", "Less", "GatherElements",
+            "Expand"} <= ops
+    inits = {i.name for i in model.graph.initializer}
+    assert {"offset", "table"} <= inits and len(model.graph.input) == 3
+    assert len(model.graph.output) == 11

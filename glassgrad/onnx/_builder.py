@@ -54,7 +54,9 @@ class GraphBuilder:
         arr = np.asarray(array)
         if arr.dtype.kind == "V":  # bfloat16 (ml_dtypes): stored through float32
             arr = arr.astype(np.float32)
-        self.initializers.append(self.numpy_helper.from_array(np.ascontiguousarray(arr), name))
+        # NOTE: not ascontiguousarray, which makes a 0-d array 1-d
+        arr = arr if arr.flags.c_contiguous else arr.copy(order="C")
+        self.initializers.append(self.numpy_helper.from_array(arr, name))
         return name
 
     def const(self, value, dtype) -> str:
