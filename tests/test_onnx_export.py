@@ -296,3 +296,46 @@ def test_elementwise_shape_and_index_ops():
     inits = {i.name for i in model.graph.initializer}
     assert {"offset", "table"} <= inits and len(model.graph.input) == 3
     assert len(model.graph.output) == 11
+
+
+@pytest.mark.parametrize("opset", [13, 17, 18, 23])
+def test_opset_versions(opset):
+    """Reductions take axes as attributes before opset 18; GELU is a formula before 20."""
+    def make(lib):
+        return lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.GELU(), lib.nn.GELU("tanh"),
+                                 lib.nn.Softmax(1))
+
+    class Reduce:
+        @staticmethod
+        def make(lib):
+            class M(lib.nn.Module):
+                def forward(self, x):
+                    return x.mean(1) + x.amax(1) + x.var(1) + x.unbind(1)[2]
+
+            return M()
+
+    model = roundtrip(make, (_x(3, 4),), opset_version=opset)
+    assert model.opset_import[0].version == opset
+    roundtrip(Reduce.make, (_x(3, 4, 5),), opset_version=opset)
+
+
+@pytest.mark.filterwarnings("ignore")  # torch warns about its TorchScript exporter and opset 30
+def test_opset_out_of_range():
+    for lib, fn in ((torch, lambda *a, **k: torch.onnx.export(*a, dynamo=False, **k)),
+                    (glassgrad, glassgrad.onnx.export)):
+        with pytest.raises(RuntimeError, match="Unsupported onnx_opset_version: 30"):
+            fn(lib.nn.Linear(2, 2), (lib.randn(1, 2),), io.BytesIO(), opset_version=30)
+
+
+def test_export_params_false_and_a_path(tmp_path):
+    m = glassgrad.nn.Linear(3, 2)
+    path = tmp_path / "m.onnx"
+    glassgrad.onnx.export(m, (glassgrad.randn(4, 3),), str(path), export_params=False,
+                          input_names=["x"])
+    proto = onnx.load(str(path))
+    assert not proto.graph.initializer
+    assert [i.name for i in proto.graph.input] == ["x", "weight", "bias"]
+    x = _x(4, 3)
+    feeds = {"x": x, "weight": m.weight.detach().numpy(), "bias": m.bias.detach().numpy()}
+    np.testing.assert_allclose(run_onnx(path.read_bytes(), feeds)[0],
+                               m(glassgrad.from_numpy(x)).detach().numpy(), atol=ATOL)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .symbolic import register, simple
@@ -65,9 +67,18 @@ def _silu(call):
 
 @register("Gelu")
 def _gelu(call):
-    if call.g.opset < 20:
-        raise call.unsupported("ONNX's Gelu needs opset_version 20 or later")
-    return call.g.op("Gelu", call.inputs[0], approximate=call.attrs["approximate"])
+    x, g = call.inputs[0], call.g
+    if g.opset >= 20:
+        return g.op("Gelu", x, approximate=call.attrs["approximate"])
+    # NOTE: before opset 20, the formulas of nn.GELU's docstring
+    if call.attrs["approximate"] == "tanh":
+        cube = g.op("Mul", g.op("Mul", x, x), x)
+        inner = g.op("Add", x, g.op("Mul", cube, _number(call, 0.044715)))
+        t = g.op("Tanh", g.op("Mul", inner, _number(call, math.sqrt(2.0 / math.pi))))
+    else:
+        t = g.op("Erf", g.op("Mul", x, _number(call, 1.0 / math.sqrt(2.0))))
+    half = g.op("Mul", x, _number(call, 0.5))
+    return g.op("Mul", half, g.op("Add", t, _number(call, 1.0)))
 
 
 @register("LeakyRelu")
@@ -123,6 +134,8 @@ def reduce(call, onnx_type: str, x: str, dims, keepdim: bool) -> str:
     axes = axes_of(call, dims)
     if not axes:  # a 0-d input: nothing to reduce
         return call.g.op("Identity", x)
+    if call.g.opset < 18 and onnx_type != "ReduceSum":  # axes became an input in opset 18
+        return call.g.op(onnx_type, x, axes=axes, keepdims=int(bool(keepdim)))
     return call.g.op(onnx_type, x, call.g.ints(axes), keepdims=int(bool(keepdim)))
 
 
@@ -142,9 +155,9 @@ def _var(call):
     axes = axes_of(call, call.attrs["dims"])
     shape = call.shape(0)
     n = int(np.prod([shape[a] for a in axes])) if axes else 1
-    centred = call.g.op("Sub", x, call.g.op("ReduceMean", x, call.g.ints(axes), keepdims=1))
+    centred = call.g.op("Sub", x, reduce(call, "ReduceMean", x, axes, True))
     sq = call.g.op("Mul", centred, centred)
-    total = call.g.op("ReduceSum", sq, call.g.ints(axes), keepdims=int(call.attrs["keepdim"]))
+    total = reduce(call, "ReduceSum", sq, axes, call.attrs["keepdim"])
     return call.g.op("Div", total, _number(call, max(n - call.attrs["correction"], 0)))
 
 

@@ -73,6 +73,8 @@ def _layer_norm(tracer, args, kwargs, result):
     names = ("input", "normalized_shape", "weight", "bias", "eps")
     a = dict(zip(names, args), **kwargs)
     input, shape = a["input"], a["normalized_shape"]
+    if tracer.g.opset < 17:
+        raise unsupported("layer_norm", [input], tracer.g.opset, "LayerNormalization", 17)
     k = 1 if isinstance(shape, int) else len(tuple(shape))
     trailing = tuple(input.shape[input.ndim - k:])
     dt = input._array.dtype

@@ -81,7 +81,10 @@ def _stack(call):
 @register("Unbind")
 def _unbind(call):
     n = call.shape(0)[0]
-    parts = call.g.op("Split", call.inputs[0], outputs=n, axis=0, num_outputs=n)
+    if call.g.opset < 18:  # num_outputs arrived in opset 18
+        parts = call.g.op("Split", call.inputs[0], call.g.ints([1] * n), outputs=n, axis=0)
+    else:
+        parts = call.g.op("Split", call.inputs[0], outputs=n, axis=0, num_outputs=n)
     parts = parts if n > 1 else (parts,)
     axes = call.g.ints([0])
     return tuple(call.g.op("Squeeze", p, axes) for p in parts)

@@ -15,6 +15,7 @@ from .symbolic import table
 from .tracer import Tracer
 
 DEFAULT_OPSET = 20  # PyTorch 2.13's ONNX_DEFAULT_OPSET
+MIN_OPSET, MAX_OPSET = 13, 23  # 13: axes and split sizes as inputs; 23: torch's ONNX_MAX_OPSET
 _exporting = [False]
 
 
@@ -74,6 +75,9 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         kwargs.update(args[-1])
         args = args[:-1]
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise RuntimeError(f"Unsupported onnx_opset_version: {opset}\nglassgrad: exports opset "
+                         f"{MIN_OPSET} to {MAX_OPSET}; the default is {DEFAULT_OPSET}.")
     g = GraphBuilder(opset)
     constant_names = _constant_names(model, export_params)
     tracer = Tracer(g, table(), constant_names)

@@ -55,9 +55,9 @@ class OpCall:
         was read from, or a constant."""
         return self.tracer.array_value(arr)
 
-    def unsupported(self, why: str):
+    def unsupported(self, why: str, supported_version: int | None = None):
         """The UnsupportedOperatorError for this op, ``why`` saying which case."""
-        return unsupported(self.op, self.tensors, self.g.opset, why)
+        return unsupported(self.op, self.tensors, self.g.opset, why, supported_version)
 
 
 def torch_name(op) -> str:
@@ -67,14 +67,15 @@ def torch_name(op) -> str:
     return "aten::" + "".join("_" + c.lower() if c.isupper() else c for c in base).lstrip("_")
 
 
-def unsupported(op, tensors, opset: int, why: str = "") -> UnsupportedOperatorError:
+def unsupported(op, tensors, opset: int, why: str = "",
+                supported_version: int | None = None) -> UnsupportedOperatorError:
     name = getattr(op, "__name__", str(op))
     shapes = ", ".join(str(list(t._array.shape)) for t in tensors if hasattr(t, "_array"))
     detail = (f"the op {name} on inputs of shapes [{shapes}] has no ONNX translation"
               + (f" ({why})" if why else "") + "; glassgrad.onnx.SUPPORTED_OPS lists the ops "
               "that export. Write that step with supported ops, or compute it outside the "
               "exported forward.")
-    return UnsupportedOperatorError(torch_name(op), opset, None, detail)
+    return UnsupportedOperatorError(torch_name(op), opset, supported_version, detail)
 
 
 class Tracer:
