@@ -339,3 +339,15 @@ def test_export_params_false_and_a_path(tmp_path):
     feeds = {"x": x, "weight": m.weight.detach().numpy(), "bias": m.bias.detach().numpy()}
     np.testing.assert_allclose(run_onnx(path.read_bytes(), feeds)[0],
                                m(glassgrad.from_numpy(x)).detach().numpy(), atol=ATOL)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_dynamic_axes_with_an_unknown_name_warns():
+    kw = dict(input_names=["x"], dynamic_axes={"x": [0], "targets": {0: "batch"}})
+    for lib, fn in ((torch, lambda *a, **k: torch.onnx.export(*a, dynamo=False, **k)),
+                    (glassgrad, glassgrad.onnx.export)):
+        with pytest.warns(UserWarning, match="Provided key targets for dynamic axes is not a "
+                                             "valid input/output name"):
+            fn(lib.nn.Linear(2, 2), (lib.randn(1, 2),), io.BytesIO(), **kw)
+    proto = export(glassgrad.nn.Linear(2, 2), (glassgrad.randn(1, 2),), **kw)[1].model_proto
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "x_dynamic_axes_1"

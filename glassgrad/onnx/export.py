@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
 
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import _Hooks
@@ -228,10 +229,12 @@ def _value_info(helper, name, t, axes) -> object:
 
 def _make_model(onnx, g, inputs, outputs, dynamic_axes, constant_names, export_params):
     helper = onnx.helper
-    unknown = set(dynamic_axes) - {n for n, _ in inputs} - {n for n, _ in outputs}
-    if unknown:
-        raise ValueError(f"glassgrad: dynamic_axes names {sorted(unknown)}, which are neither "
-                         "input nor output names")
+    known = {n for n, _ in inputs} | {n for n, _ in outputs}
+    for key in dynamic_axes:
+        if key not in known:
+            warnings.warn(f"Provided key {key} for dynamic axes is not a valid input/output "
+                          f"name\nglassgrad: the names are {sorted(known)}; the key is ignored.",
+                          UserWarning, stacklevel=3)
     graph_inputs = [_value_info(helper, n, t, dynamic_axes.get(n)) for n, t in inputs]
     initializers = list(g.initializers)
     if not export_params:
