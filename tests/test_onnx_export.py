@@ -351,3 +351,44 @@ def test_dynamic_axes_with_an_unknown_name_warns():
             fn(lib.nn.Linear(2, 2), (lib.randn(1, 2),), io.BytesIO(), **kw)
     proto = export(glassgrad.nn.Linear(2, 2), (glassgrad.randn(1, 2),), **kw)[1].model_proto
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "x_dynamic_axes_1"
+
+
+@pytest.mark.parametrize("kind", ["GRU", "RNN"])
+def test_gru_and_rnn_export_step_by_step(kind):
+    """No ONNX GRU/RNN node is written: their time loop is recorded op by op."""
+    model = roundtrip(lambda lib: getattr(lib.nn, kind)(3, 4, 2),
+                      (_x(5, 2, 3), _x(2, 2, 4, seed=1)))
+    assert len(model.graph.output) == 2
+
+
+def test_training_modes_and_initializers_as_inputs():
+    m = glassgrad.nn.Sequential(glassgrad.nn.Linear(2, 3), glassgrad.nn.Dropout(0.5))
+    seen = []
+    m.register_forward_hook(lambda mod, args, out: seen.append(mod.training))
+    _, program = export(m, (glassgrad.randn(1, 2),), training=glassgrad.onnx.TrainingMode.PRESERVE,
+                        keep_initializers_as_inputs=True)
+    assert seen == [True] and m.training
+    g = program.model_proto.graph
+    assert [i.name for i in g.input] == ["input", "0.weight", "0.bias"]
+    assert {"0.weight", "0.bias"} <= {i.name for i in g.initializer}
+    # train-mode dropout is ONNX's Dropout, random where it runs: about half the outputs are 0
+    dropout = next(n for n in g.node if n.op_type == "Dropout")
+    assert len(dropout.input) == 3
+    m.eval()
+    data, _ = export(m, (glassgrad.randn(1, 2),), training=glassgrad.onnx.TrainingMode.TRAINING,
+                     dynamic_axes={"input": [0], "output": [0]})
+    assert seen[-1] is True and not m.training
+    x = np.ones((2000, 2), np.float32)
+    zeros = (run_onnx(data, {"input": x})[0] == 0).mean()
+    assert 0.4 < zeros < 0.6
+    with pytest.raises(TypeError):
+        export(m, (glassgrad.randn(1, 2),), no_such_argument=1)
+
+
+def test_onnx_program_save(tmp_path):
+    m = glassgrad.nn.Linear(2, 3)
+    program = glassgrad.onnx.export(m, (glassgrad.randn(1, 2),))
+    program.save(str(tmp_path / "m.onnx"))
+    x = _x(1, 2)
+    np.testing.assert_allclose(run_onnx((tmp_path / "m.onnx").read_bytes(), {"input": x})[0],
+                               m(glassgrad.from_numpy(x)).detach().numpy(), atol=ATOL)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import errors
 from .errors import OnnxExporterError, UnsupportedOperatorError
-from .export import ONNXProgram, export, is_in_onnx_export
+from .export import ONNXProgram, TrainingMode, export, is_in_onnx_export
 
 
 def __getattr__(name: str):
@@ -19,5 +19,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'glassgrad.onnx' has no attribute {name!r}")
 
 
-__all__ = ["ONNXProgram", "OnnxExporterError", "UnsupportedOperatorError", "errors", "export",
-           "is_in_onnx_export"]
+__all__ = ["ONNXProgram", "OnnxExporterError", "TrainingMode", "UnsupportedOperatorError",
+           "errors", "export", "is_in_onnx_export"]

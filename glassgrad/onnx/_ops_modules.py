@@ -109,3 +109,21 @@ def _linear(tracer, args, kwargs, result):
         return g.op("Gemm", x, w, tracer.value(bias), transB=1)
     out = g.op("MatMul", x, g.op("Transpose", w, perm=[1, 0]) if weight.ndim == 2 else w)
     return out if bias is None else g.op("Add", out, tracer.value(bias))
+
+
+def _dropping(args, kwargs) -> bool:
+    a = dict(zip(("input", "p", "training", "batched_ndim", "inplace"), args), **kwargs)
+    return a["training"] and a["p"] != 0.0
+
+
+@patch("glassgrad.nn._functional_layers", "_feature_dropout", when=_dropping)
+def _dropout(tracer, args, kwargs, result):
+    """Dropout in train mode: ONNX's Dropout with training_mode, random where it runs (not
+    glassgrad's mask of the traced call)."""
+    input, p, _, batched_ndim = args[:4]
+    if batched_ndim:
+        raise unsupported("feature_dropout", [input], tracer.g.opset,
+                          "dropout1d/2d/3d in train mode; export in eval mode")
+    g = tracer.g
+    ratio = g.const(p, input._array.dtype)
+    return g.op("Dropout", tracer.value(input), ratio, g.initializer(np.asarray(True)))

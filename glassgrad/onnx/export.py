@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import inspect
 import os
 import warnings
@@ -18,6 +19,14 @@ from .tracer import Tracer
 DEFAULT_OPSET = 20  # PyTorch 2.13's ONNX_DEFAULT_OPSET
 MIN_OPSET, MAX_OPSET = 13, 23  # 13: axes and split sizes as inputs; 23: torch's ONNX_MAX_OPSET
 _exporting = [False]
+
+
+class TrainingMode(enum.IntEnum):
+    """The mode a model is exported in (``torch.onnx.TrainingMode``)."""
+
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
 
 
 def is_in_onnx_export() -> bool:
@@ -44,8 +53,11 @@ class ONNXProgram:
 
 def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=None,
            output_names=None, opset_version=None, dynamo=True, external_data=True,
-           dynamic_shapes=None, export_params=True, keep_initializers_as_inputs=False,
-           dynamic_axes=None, training=None, do_constant_folding=True, **unused):
+           dynamic_shapes=None, custom_translation_table=None, report=False, optimize=True,
+           verify=False, profile=False, dump_exported_program=False, artifacts_dir=".",
+           export_params=True, keep_initializers_as_inputs=False, dynamic_axes=None,
+           training=TrainingMode.EVAL, operator_export_type=None, do_constant_folding=True,
+           custom_opsets=None, export_modules_as_functions=False, autograd_inlining=True):
     """Record ``model(*args, **kwargs)`` and write it as an ONNX model to ``f`` (a path or a
     binary file object; ``torch.onnx.export``). Returns an ``ONNXProgram``.
 
@@ -54,10 +66,15 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     order, named by ``input_names`` or after forward's parameters. Outputs (a Tensor, or tuples
     and lists of them) are named by ``output_names``. ``dynamic_axes`` maps an input or output
     name to ``{axis: "name"}`` or ``[axis, ...]``: those dims are symbolic in the file. The
-    model runs in eval mode (PyTorch's ``training=TrainingMode.EVAL``) under grad mode and is put
-    back as it was. Both of PyTorch's exporters are one here: ``dynamo`` and ``external_data``
-    are accepted and change nothing; ``dynamic_shapes`` is not read (use ``dynamic_axes``).
-    ``export_params=False`` makes parameters graph inputs without values.
+    model runs in eval mode (``training=TrainingMode.EVAL``; ``PRESERVE`` keeps its mode,
+    ``TRAINING`` puts it in train mode, where dropout is ONNX's Dropout in training mode) under
+    grad mode and is put back as it was. PyTorch's two exporters are one here: the arguments
+    of either are accepted, and those that tune PyTorch's own machinery (``dynamo``,
+    ``external_data``, ``optimize``, ``report``, ``verify``, ``profile``, ``artifacts_dir``,
+    ``operator_export_type``, ``do_constant_folding``: constants are always folded) change
+    nothing; ``dynamic_shapes`` and ``custom_translation_table`` are not read (use
+    ``dynamic_axes``). ``export_params=False`` makes parameters graph inputs without values;
+    ``keep_initializers_as_inputs=True`` lists them as inputs too.
 
     Raises UnsupportedOperatorError naming the op, its PyTorch name and its input shapes when
     the forward runs an op with no ONNX translation (``glassgrad.onnx.SUPPORTED_OPS``), and
@@ -86,7 +103,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     names_in = _input_names(model, args, kwargs, input_names)
     flat_in = []
     traced_args = _bind_inputs((args, kwargs), tracer, flat_in, iter(names_in))
-    out = _run(model, tracer, *traced_args)
+    out = _run(model, tracer, training, *traced_args)
 
     flat_out = []
     _flatten(out, flat_out)
@@ -100,7 +117,8 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         _name_output(g, tracer.value(t), name, {n for _, n in flat_in}, renamed)
         outputs.append((name, t))
     model_proto = _make_model(onnx, g, [(n, t) for t, n in flat_in], outputs,
-                              dynamic_axes or {}, constant_names, export_params)
+                              dynamic_axes or {}, constant_names, export_params,
+                              keep_initializers_as_inputs)
     if verbose:
         print(onnx.printer.to_text(model_proto.graph))
     if f is not None:
@@ -108,10 +126,10 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     return ONNXProgram(model_proto)
 
 
-def _run(model, tracer, args, kwargs):
+def _run(model, tracer, training, args, kwargs):
     was = [(m, m.training) for m in model.modules()] if hasattr(model, "modules") else []
-    if hasattr(model, "eval"):
-        model.eval()
+    if training != TrainingMode.PRESERVE and hasattr(model, "train"):
+        model.train(training == TrainingMode.TRAINING)
     _exporting[0] = True
     _Hooks.trace = tracer
     try:
@@ -227,7 +245,8 @@ def _value_info(helper, name, t, axes) -> object:
     return helper.make_tensor_value_info(name, elem_type(t._array.dtype), shape)
 
 
-def _make_model(onnx, g, inputs, outputs, dynamic_axes, constant_names, export_params):
+def _make_model(onnx, g, inputs, outputs, dynamic_axes, constant_names, export_params,
+                keep_initializers_as_inputs):
     helper = onnx.helper
     known = {n for n, _ in inputs} | {n for n, _ in outputs}
     for key in dynamic_axes:
@@ -237,10 +256,11 @@ def _make_model(onnx, g, inputs, outputs, dynamic_axes, constant_names, export_p
                           UserWarning, stacklevel=3)
     graph_inputs = [_value_info(helper, n, t, dynamic_axes.get(n)) for n, t in inputs]
     initializers = list(g.initializers)
-    if not export_params:
+    if not export_params or keep_initializers_as_inputs:
         params = set(constant_names.values())
         for init in [i for i in initializers if i.name in params]:
-            initializers.remove(init)
+            if not export_params:
+                initializers.remove(init)
             graph_inputs.append(helper.make_tensor_value_info(init.name, init.data_type,
                                                               list(init.dims)))
     graph = helper.make_graph(
