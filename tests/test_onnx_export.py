@@ -392,3 +392,25 @@ def test_onnx_program_save(tmp_path):
     x = _x(1, 2)
     np.testing.assert_allclose(run_onnx((tmp_path / "m.onnx").read_bytes(), {"input": x})[0],
                                m(glassgrad.from_numpy(x)).detach().numpy(), atol=ATOL)
+
+
+def test_integer_casts_trace_and_detached_views_raise():
+    class Cast(glassgrad.nn.Module):
+        def forward(self, x):
+            return (x * 3).long() + 1, (x > 0).float()
+
+    x = _x(2, 3)
+    data, _ = export(Cast(), (glassgrad.from_numpy(x),), dynamic_axes={"x": [0]})
+    x2 = _x(4, 3, seed=5)
+    got = run_onnx(data, {"x": x2})
+    ours = Cast()(glassgrad.from_numpy(x2))
+    for a, b in zip(got, ours):
+        np.testing.assert_array_equal(a, _numpy(b))
+
+    class Detached(glassgrad.nn.Module):
+        def forward(self, x):
+            return x + x.detach()[0]
+
+    with pytest.raises(glassgrad.onnx.OnnxExporterError, match="detach"):
+        export(Detached(), (glassgrad.from_numpy(x),))
+    _assert_not_tracing()

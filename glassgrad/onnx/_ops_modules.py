@@ -127,3 +127,13 @@ def _dropout(tracer, args, kwargs, result):
     g = tracer.g
     ratio = g.const(p, input._array.dtype)
     return g.op("Dropout", tracer.value(input), ratio, g.initializer(np.asarray(True)))
+
+
+@patch("glassgrad.ops.elementwise", "to_dtype")
+def _to_dtype(tracer, args, kwargs, result):
+    """``x.to(dtype)``: its integer and bool copies are made outside ``Primitive.apply``."""
+    from ._builder import elem_type
+
+    if result is args[0]:
+        return tracer.live(result)
+    return tracer.g.op("Cast", tracer.value(args[0]), to=elem_type(result._array.dtype))

@@ -11,7 +11,9 @@ names (``names``; ``array_names`` too, for index arrays an op keeps as an attrib
 ``detach()`` aliases, which share the array). Any other tensor an op reads (a parameter, a
 buffer, a number made into a tensor) is a constant, written once as an initializer: an op whose
 inputs are all constants is not emitted and its result is a constant in turn (PyTorch's
-constant folding). Composites whose parts do not all pass through ``Primitive.apply``
+constant folding). A "constant" in the memory of a traced value was made outside the op path
+(a view of a detached tensor): that is an error, not a silently frozen value. Values read out
+as Python numbers (``.item()``, ``.tolist()``) are frozen, as in PyTorch's tracer. Composites whose parts do not all pass through ``Primitive.apply``
 (comparisons, pooling, the norms, embedding, LSTM) are patched for the length of the export
 and emitted whole (onnx/_patches.py).
 """
@@ -20,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import UnsupportedOperatorError
+from ..autograd.diagnostics import root_buffer
+from .errors import OnnxExporterError, UnsupportedOperatorError
 
 
 class OpCall:
@@ -88,6 +91,7 @@ class Tracer:
         self.names: dict = {}
         self.array_names: dict = {}
         self._consts: dict = {}
+        self._roots: set = set()  # the memory of traced values (NOTE [Tracing ops])
         self._keep: list = []  # what the dicts above key by id, alive so the ids stay theirs
         self.paused = 0
 
@@ -95,7 +99,9 @@ class Tracer:
         """``tensor`` (computed from the graph inputs) is the ONNX value ``name``."""
         self.names[id(tensor)] = name
         self.array_names[id(tensor._array)] = name
-        self._keep.append((tensor, tensor._array))
+        root = root_buffer(tensor._array)
+        self._roots.add(id(root))
+        self._keep.append((tensor, tensor._array, root))
 
     def live(self, t) -> str | None:
         """The ONNX name of a Tensor computed from the graph inputs, else None."""
@@ -109,10 +115,18 @@ class Tracer:
         name = self.live(t)
         return name if name is not None else self.constant(t)
 
-    def constant(self, t) -> str:
+    def constant(self, t, op=None) -> str:
         arr = t._array
         name = self._consts.get(id(arr))
         if name is None:
+            if id(root_buffer(arr)) in self._roots:
+                raise OnnxExporterError(
+                    f"glassgrad: {getattr(op, '__name__', 'an op')} reads a "
+                    f"{list(arr.shape)} {arr.dtype} tensor that looks at the memory of a traced "
+                    "value but was made outside the recorded ops (a view of a tensor that does "
+                    "not require grad, e.g. after detach()), so the export cannot follow it. "
+                    "Keep the computation on the traced tensors (no detach() or .data inside "
+                    "forward).")
             name = self.g.initializer(arr, self.constant_names.get(id(t)))
             self._consts[id(arr)] = name
             self._keep.append(arr)
@@ -148,7 +162,7 @@ class Tracer:
         emit = self.table.get(op.__name__)
         if emit is None:
             raise unsupported(op, inputs, self.g.opset)
-        names = [n if n is not None else self.constant(t) for n, t in zip(live, inputs)]
+        names = [n if n is not None else self.constant(t, op) for n, t in zip(live, inputs)]
         outs = emit(OpCall(self, op, names, inputs, attrs, result))
         self.bind_outputs(result, outs)
 
