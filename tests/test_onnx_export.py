@@ -414,3 +414,31 @@ def test_integer_casts_trace_and_detached_views_raise():
     with pytest.raises(glassgrad.onnx.OnnxExporterError, match="detach"):
         export(Detached(), (glassgrad.from_numpy(x),))
     _assert_not_tracing()
+
+
+def _more_ops_model(lib):
+    """The rest of the op table: trigonometry, rounding, flips, repeats, splits, max/min over a
+    dim with their indices, argmax, prod, logsumexp, products of vectors."""
+
+    class More(lib.nn.Module):
+        def forward(self, x, v):
+            a = lib.add(x, x.sin().cos() * x.tanh().atan(), alpha=2) - lib.sub(x, 1, alpha=3)
+            b = (x * 3).round() + x.floor() - x.ceil() + x.sign() * x.reciprocal().clamp(min=-2)
+            c = (lib.nn.functional.hardswish(x) + lib.nn.functional.mish(x) + x.erf()
+                 + lib.minimum(x, x.flip(1)) + x.clone().asinh())
+            d = x.repeat(1, 2)[:, 2:6] + x.prod(1, keepdim=True) + x.logsumexp(1, keepdim=True)
+            e = lib.cat(x.split([1, 3], dim=1)[::-1], 1) + lib.stack(x.unbind(0)) * 0.5
+            values, indices = x.max(1)
+            low, where = x.min(0, keepdim=True)
+            f = values + x.amin(1) + x.min() + lib.mv(x, v) + lib.dot(v, v) + x.argmax(1)
+            return a, b, c, d, e, f, indices, low, where, x.argmin(), x.argmax(0, keepdim=True)
+
+    return More()
+
+
+def test_more_ops():
+    model = roundtrip(_more_ops_model, (_x(3, 4), _x(4, seed=1)))
+    ops = {n.op_type for n in model.graph.node}
+    assert {"Sin", "Cos", "Atan", "Round", "Floor", "Ceil", "Sign", "HardSwish", "Mish", "Erf",
+            "Min", "Asinh", "Tile", "ReduceProd", "ReduceLogSumExp", "ArgMax", "ArgMin",
+            "ReduceMin"} <= ops

@@ -98,24 +98,6 @@ def _linear(call):
     return call.g.op("Gemm", *call.inputs, transB=1)
 
 
-@register("MatMulNT")
-def _matmul_nt(call):
-    b = call.g.op("Transpose", call.inputs[1], perm=_swap_last(len(call.shape(1))))
-    return call.g.op("MatMul", call.inputs[0], b)
-
-
-@register("MatMulTN")
-def _matmul_tn(call):
-    a = call.g.op("Transpose", call.inputs[0], perm=_swap_last(len(call.shape(0))))
-    return call.g.op("MatMul", a, call.inputs[1])
-
-
-def _swap_last(ndim: int) -> list:
-    perm = list(range(ndim))
-    perm[-2:] = perm[-1], perm[-2]
-    return perm
-
-
 @register("Where")
 def _where(call):
     return call.g.op("Where", call.array(call.attrs["condition"]), *call.inputs)

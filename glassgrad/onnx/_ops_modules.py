@@ -137,3 +137,37 @@ def _to_dtype(tracer, args, kwargs, result):
     if result is args[0]:
         return tracer.live(result)
     return tracer.g.op("Cast", tracer.value(args[0]), to=elem_type(result._array.dtype))
+
+
+@patch("glassgrad.ops.selection", "_along")
+def _max_min_dim(tracer, args, kwargs, result):
+    """``max(x, dim)`` / ``min(x, dim)``: values and first indices (the indices are made
+    outside ``Primitive.apply``)."""
+    input, dim, keepdim, _, name = args[:5]
+    g = tracer.g
+    x = tracer.value(input)
+    if input.ndim == 0:
+        return g.op("Identity", x), g.initializer(np.zeros((), np.int64))
+    d = dim % input.ndim
+    reduce, arg = ("ReduceMax", "ArgMax") if name == "max" else ("ReduceMin", "ArgMin")
+    values = (g.op(reduce, x, g.ints([d]), keepdims=int(keepdim)) if g.opset >= 18
+              else g.op(reduce, x, axes=[d], keepdims=int(keepdim)))
+    return values, g.op(arg, x, axis=d, keepdims=int(keepdim))
+
+
+def _arg_reduction(onnx_type: str):
+    def emit(tracer, args, kwargs, result):
+        a = dict(zip(("input", "dim", "keepdim"), args), **kwargs)
+        input, dim, keepdim = a["input"], a.get("dim"), bool(a.get("keepdim", False))
+        x = tracer.value(input)
+        g = tracer.g
+        if dim is None:  # over the flattened input
+            flat = g.op(onnx_type, g.op("Reshape", x, g.ints([-1])), axis=0, keepdims=0)
+            return g.op("Reshape", flat, g.ints([1] * input.ndim)) if keepdim else flat
+        return g.op(onnx_type, x, axis=dim % max(input.ndim, 1), keepdims=int(keepdim))
+
+    return emit
+
+
+patch("glassgrad.ops.selection", "argmax")(_arg_reduction("ArgMax"))
+patch("glassgrad.ops.selection", "argmin")(_arg_reduction("ArgMin"))

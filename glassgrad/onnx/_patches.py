@@ -81,7 +81,9 @@ def installed(tracer):
         for module, attr, emit, when in PATCHES:
             owner = importlib.import_module(module) if not module.startswith("class:") else (
                 _class(module[6:]))
-            orig = getattr(owner, attr)
+            orig = getattr(owner, attr, None)
+            if orig is None:
+                continue
             _install(owner, attr, orig, _wrap(orig, emit, when, tracer), undo)
         yield
     finally:
