@@ -343,13 +343,21 @@ def test_export_params_false_and_a_path(tmp_path):
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_dynamic_axes_with_an_unknown_name_warns():
-    kw = dict(input_names=["x"], dynamic_axes={"x": [0], "targets": {0: "batch"}})
+    def kwargs():  # NOTE: torch rewrites the dynamic_axes it is given (lists become dicts)
+        return dict(input_names=["x"], dynamic_axes={"x": [0], "targets": {0: "batch"}})
+
     for lib, fn in ((torch, lambda *a, **k: torch.onnx.export(*a, dynamo=False, **k)),
                     (glassgrad, glassgrad.onnx.export)):
-        with pytest.warns(UserWarning, match="Provided key targets for dynamic axes is not a "
-                                             "valid input/output name"):
-            fn(lib.nn.Linear(2, 2), (lib.randn(1, 2),), io.BytesIO(), **kw)
-    proto = export(glassgrad.nn.Linear(2, 2), (glassgrad.randn(1, 2),), **kw)[1].model_proto
+        with pytest.warns(UserWarning) as record:
+            fn(lib.nn.Linear(2, 2), (lib.randn(1, 2),), io.BytesIO(), **kwargs())
+        messages = [str(w.message) for w in record]
+        for key in ("Provided key targets for dynamic axes is not a valid input/output name",
+                    "Automatically generated names will be applied to each dynamic axes of "
+                    "input x"):
+            assert any(key in m for m in messages), (lib.__name__, messages)
+    with pytest.warns(UserWarning):
+        proto = export(glassgrad.nn.Linear(2, 2), (glassgrad.randn(1, 2),), **kwargs())[1]
+    proto = proto.model_proto
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "x_dynamic_axes_1"
 
 
@@ -376,7 +384,7 @@ def test_training_modes_and_initializers_as_inputs():
     assert len(dropout.input) == 3
     m.eval()
     data, _ = export(m, (glassgrad.randn(1, 2),), training=glassgrad.onnx.TrainingMode.TRAINING,
-                     dynamic_axes={"input": [0], "output": [0]})
+                     dynamic_axes={"input": {0: "n"}, "output": {0: "n"}})
     assert seen[-1] is True and not m.training
     x = np.ones((2000, 2), np.float32)
     zeros = (run_onnx(data, {"input": x})[0] == 0).mean()
@@ -400,7 +408,7 @@ def test_integer_casts_trace_and_detached_views_raise():
             return (x * 3).long() + 1, (x > 0).float()
 
     x = _x(2, 3)
-    data, _ = export(Cast(), (glassgrad.from_numpy(x),), dynamic_axes={"x": [0]})
+    data, _ = export(Cast(), (glassgrad.from_numpy(x),), dynamic_axes={"x": {0: "n"}})
     x2 = _x(4, 3, seed=5)
     got = run_onnx(data, {"x": x2})
     ours = Cast()(glassgrad.from_numpy(x2))

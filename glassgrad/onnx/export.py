@@ -116,6 +116,11 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     for t, name in zip(flat_out, names_out):
         _name_output(g, tracer.value(t), name, {n for _, n in flat_in}, renamed)
         outputs.append((name, t))
+    for name, axes in (dynamic_axes or {}).items():
+        if not isinstance(axes, dict):
+            warnings.warn("No names were found for specified dynamic axes of provided input."
+                          "Automatically generated names will be applied to each dynamic axes "
+                          f"of input {name}", UserWarning, stacklevel=2)
     model_proto = _make_model(onnx, g, [(n, t) for t, n in flat_in], outputs,
                               dynamic_axes or {}, constant_names, export_params,
                               keep_initializers_as_inputs)
@@ -239,8 +244,8 @@ def _value_info(helper, name, t, axes) -> object:
     if isinstance(axes, dict):
         for i, sym in axes.items():
             shape[i] = str(sym)
-    else:
-        for i in axes or ():
+    elif axes:
+        for i in axes:
             shape[i] = f"{name}_dynamic_axes_{i + 1}"
     return helper.make_tensor_value_info(name, elem_type(t._array.dtype), shape)
 
