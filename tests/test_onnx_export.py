@@ -450,3 +450,36 @@ def test_more_ops():
     assert {"Sin", "Cos", "Atan", "Round", "Floor", "Ceil", "Sign", "HardSwish", "Mish", "Erf",
             "Min", "Asinh", "Tile", "ReduceProd", "ReduceLogSumExp", "ArgMax", "ArgMin",
             "ReduceMin"} <= ops
+
+
+def _attention_model(lib):
+    class Attention(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = lib.nn.MultiheadAttention(8, 2, batch_first=True)
+            self.register_buffer("mask", lib.triu(lib.ones(5, 5), 1).bool())
+
+        def forward(self, x):
+            out, weights = self.mha(x, x, x, attn_mask=self.mask)
+            q = x.view(2, 5, 2, 4).transpose(1, 2)
+            sdpa = lib.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+            return out, weights, sdpa.transpose(1, 2).reshape(2, 5, 8)
+
+    return Attention()
+
+
+def test_multihead_and_scaled_dot_product_attention():
+    model = roundtrip(_attention_model, (_x(2, 5, 8),))
+    assert "Softmax" in {n.op_type for n in model.graph.node}
+
+
+def test_export_under_no_grad_and_requires_grad_inputs():
+    """Programs export inside no_grad (fast_neural_style) or with inputs that require grad."""
+    m = glassgrad.nn.Sequential(glassgrad.nn.Linear(3, 4), glassgrad.nn.Tanh())
+    x = glassgrad.randn(2, 3, requires_grad=True)
+    with glassgrad.no_grad():
+        data, _ = export(m, (x,))
+        assert not glassgrad.is_grad_enabled()  # the export's grad mode ends with it
+    np.testing.assert_allclose(run_onnx(data, {"input": x.detach().numpy()})[0],
+                               m(x).detach().numpy(), atol=ATOL)
+    assert x.grad_fn is None and x.requires_grad

@@ -171,3 +171,10 @@ def _arg_reduction(onnx_type: str):
 
 patch("glassgrad.ops.selection", "argmax")(_arg_reduction("ArgMax"))
 patch("glassgrad.ops.selection", "argmin")(_arg_reduction("ArgMin"))
+
+
+@patch("glassgrad.nn.modules.attention", "_safe_softmax")
+def _attention_softmax(tracer, args, kwargs, result):
+    """Attention's softmax (its shift and all-masked-row guard are arrays computed outside
+    ``Primitive.apply``): ONNX's Softmax, which gives NaN, not 0, on a row masked entirely."""
+    return tracer.g.op("Softmax", tracer.value(args[0]), axis=-1)
