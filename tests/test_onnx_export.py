@@ -483,3 +483,22 @@ def test_export_under_no_grad_and_requires_grad_inputs():
     np.testing.assert_allclose(run_onnx(data, {"input": x.detach().numpy()})[0],
                                m(x).detach().numpy(), atol=ATOL)
     assert x.grad_fn is None and x.requires_grad
+
+
+def test_custom_function_raises_instead_of_freezing():
+    class Double(glassgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    class M(glassgrad.nn.Module):
+        def forward(self, x):
+            return Double.apply(x).exp()
+
+    with pytest.raises(glassgrad.onnx.OnnxExporterError, match="DoubleBackward"):
+        export(M(), (glassgrad.randn(2, 2),))
+    _assert_not_tracing()

@@ -173,6 +173,7 @@ def _bind_inputs(obj, tracer, flat, names):
             t.requires_grad_(True)
         name = next(names)
         tracer.bind(t, name)
+        tracer.inputs.add(id(t))
         flat.append((t, name))
         return t
     if isinstance(obj, (tuple, list)):

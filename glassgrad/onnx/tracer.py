@@ -11,8 +11,9 @@ names (``names``; ``array_names`` too, for index arrays an op keeps as an attrib
 ``detach()`` aliases, which share the array). Any other tensor an op reads (a parameter, a
 buffer, a number made into a tensor) is a constant, written once as an initializer: an op whose
 inputs are all constants is not emitted and its result is a constant in turn (PyTorch's
-constant folding). A "constant" in the memory of a traced value was made outside the op path
-(a view of a detached tensor): that is an error, not a silently frozen value. Values read out
+constant folding). A "constant" whose autograd history reaches a graph input, or that looks at
+the memory of a traced value, was made outside the op path (a custom autograd.Function, an op
+under no_grad, a view of a detached tensor): that is an error, not a silently frozen value. Values read out
 as Python numbers (``.item()``, ``.tolist()``) are frozen, as in PyTorch's tracer. Composites whose parts do not all pass through ``Primitive.apply``
 (comparisons, pooling, the norms, embedding, LSTM) are patched for the length of the export
 and emitted whole (onnx/_patches.py).
@@ -92,6 +93,7 @@ class Tracer:
         self.array_names: dict = {}
         self._consts: dict = {}
         self._roots: set = set()  # the memory of traced values (NOTE [Tracing ops])
+        self.inputs: set = set()  # ids of the graph inputs (kept alive by _keep)
         self._keep: list = []  # what the dicts above key by id, alive so the ids stay theirs
         self.paused = 0
 
@@ -119,18 +121,47 @@ class Tracer:
         arr = t._array
         name = self._consts.get(id(arr))
         if name is None:
-            if id(root_buffer(arr)) in self._roots:
-                raise OnnxExporterError(
-                    f"glassgrad: {getattr(op, '__name__', 'an op')} reads a "
-                    f"{list(arr.shape)} {arr.dtype} tensor that looks at the memory of a traced "
-                    "value but was made outside the recorded ops (a view of a tensor that does "
-                    "not require grad, e.g. after detach()), so the export cannot follow it. "
-                    "Keep the computation on the traced tensors (no detach() or .data inside "
-                    "forward).")
+            self.check_constant(t, op)
             name = self.g.initializer(arr, self.constant_names.get(id(t)))
             self._consts[id(arr)] = name
             self._keep.append(arr)
         return name
+
+    def check_constant(self, t, op) -> None:
+        """Raise when ``t``, untraced, was computed from the graph inputs after all."""
+        arr = t._array
+        what = (f"glassgrad: {getattr(op, '__name__', op or 'the output')} reads a "
+                f"{list(arr.shape)} {arr.dtype} tensor ")
+        made_by = self._made_from_inputs(t)
+        if made_by is not None:
+            raise OnnxExporterError(
+                what + f"made from the graph inputs by {made_by}, which the exporter does not "
+                "record (a custom autograd.Function, or an op under no_grad inside forward). "
+                "Write that step with glassgrad's ops, or compute it outside the exported "
+                "forward.")
+        if id(root_buffer(arr)) in self._roots:
+            raise OnnxExporterError(
+                what + "that looks at the memory of a traced value but was made outside the "
+                "recorded ops (a view of a tensor that does not require grad, e.g. after "
+                "detach()), so the export cannot follow it. Keep the computation on the traced "
+                "tensors (no detach() or .data inside forward).")
+
+    def _made_from_inputs(self, t) -> str | None:
+        """The name of the node that made ``t`` when its autograd history reaches a graph
+        input (then no recorded op made it, or it would be traced), else None."""
+        fn = getattr(t, "grad_fn", None)
+        if fn is None or not self.inputs:
+            return None
+        stack, seen = [fn], set()
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if id(getattr(node, "variable", None)) in self.inputs:
+                return fn.name()
+            stack.extend(f for f, _ in node.next_functions)
+        return None
 
     def array_value(self, arr) -> str:
         name = self.array_names.get(id(arr))
@@ -158,6 +189,8 @@ class Tracer:
                 and id(result) in self.names and inputs[0] is not result):
             live[0] = self.names[id(result)]  # an in-place op read a snapshot of its target
         if not any(n is not None for n in live) and not self._attrs_live(attrs):
+            for t in inputs:
+                self.check_constant(t, op)
             return  # a constant (NOTE [Tracing ops])
         emit = self.table.get(op.__name__)
         if emit is None:
