@@ -130,6 +130,8 @@ from ._legacy import (  # noqa: E402,F401
 )
 from math import e, inf, nan, pi  # noqa: E402,F401 - torch.pi etc. are Python floats
 newaxis = None
+# issue 14, lane onnx
+from . import onnx  # noqa: E402, F401 - torch.onnx.export
 
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 

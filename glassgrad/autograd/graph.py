@@ -44,13 +44,15 @@ def own_code(fn):
 class _HooksMeta(type):
     """Keeps ``_Hooks.any_on`` true exactly while a switch that recording must see is on: every
     assignment to a switch recomputes it (the stack of saved-tensor hooks is reassigned, never
-    mutated, for that reason)."""
+    mutated, for that reason); ``watch_ops`` likewise, while diagnostics or a tracer look at ops
+    that record nothing."""
 
     def __setattr__(cls, name, value):
         super().__setattr__(name, value)
-        if name in ("saved_tensor_hooks", "record_source", "grad_consts"):
+        if name in ("saved_tensor_hooks", "record_source", "grad_consts", "trace"):
+            super().__setattr__("watch_ops", bool(cls.grad_consts or cls.trace is not None))
             super().__setattr__("any_on", bool(cls.saved_tensor_hooks or cls.record_source
-                                               or cls.grad_consts))
+                                               or cls.watch_ops))
 
 
 class _Hooks(metaclass=_HooksMeta):
@@ -61,7 +63,10 @@ class _Hooks(metaclass=_HooksMeta):
     # NOTE [Diagnostics] in diagnostics.py: nonzero only while something there is being watched
     grad_consts = 0  # live tensors marked as autograd.grad results taken without create_graph
     diagnose_backward = 0  # live retained graphs and nodes that read such constants
-    any_on = False  # any of the three above: NOTE [Fast path]'s one test
+    # NOTE [Tracing ops] in onnx/tracer.py: trace(cls, result, inputs, attrs) sees every op
+    trace = None
+    watch_ops = False  # grad_consts or trace: ops that record nothing look at their inputs
+    any_on = False  # saved_tensor_hooks, record_source or watch_ops: NOTE [Fast path]'s one test
 
 
 class _Anomaly:

@@ -180,16 +180,16 @@ class Primitive:
             if n == 1:
                 if inputs[0]._requires_grad:
                     _record1(cls, result, inputs[0], attrs)
-                elif _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
-                    _diagnostics.pass_mark(result, inputs)
+                elif _Hooks.watch_ops:  # NOTE [Diagnostics] in autograd/diagnostics.py
+                    _unrecorded(cls, result, inputs, attrs)
                 return result
             for t in inputs:
                 if t._requires_grad:
                     _record(cls, result, inputs, attrs)
                     break
             else:
-                if _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
-                    _diagnostics.pass_mark(result, inputs)
+                if _Hooks.watch_ops:  # NOTE [Diagnostics] in autograd/diagnostics.py
+                    _unrecorded(cls, result, inputs, attrs)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
         return result
@@ -206,8 +206,8 @@ class Primitive:
         if _state.enabled:
             if x._requires_grad:
                 _record1(cls, result, x, _NO_ATTRS)
-            elif _Hooks.grad_consts:
-                _diagnostics.pass_mark(result, (x,))
+            elif _Hooks.watch_ops:
+                _unrecorded(cls, result, (x,), _NO_ATTRS)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
         return result
@@ -222,8 +222,8 @@ class Primitive:
         if _state.enabled:
             if x._requires_grad or y._requires_grad:
                 _record(cls, result, (x, y), {})
-            elif _Hooks.grad_consts:
-                _diagnostics.pass_mark(result, (x, y))
+            elif _Hooks.watch_ops:
+                _unrecorded(cls, result, (x, y), _NO_ATTRS)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
         return result
@@ -241,8 +241,8 @@ class Primitive:
         if _state.enabled:
             if x._requires_grad:
                 _record1(cls, result, x, attrs)
-            elif _Hooks.grad_consts:
-                _diagnostics.pass_mark(result, (x,))
+            elif _Hooks.watch_ops:
+                _unrecorded(cls, result, (x,), attrs)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
         return result
@@ -275,6 +275,8 @@ class Primitive:
                 if i >= 0 and saved is not None:
                     saved._version = read_at[i]
             target._rebase_history()
+        elif _Hooks.trace is not None:  # NOTE [Tracing ops] in onnx/tracer.py
+            _Hooks.trace(cls, target, inputs, attrs)
         return target
 
 
@@ -284,6 +286,15 @@ def keep_attrs(result):
     if result.grad_fn is not None:
         result.grad_fn._frees_attrs = False
     return result
+
+
+def _unrecorded(cls, result, inputs, attrs) -> None:
+    """An op that recorded no node, while ``_Hooks.watch_ops``: diagnostics pass their marks on,
+    a tracer sees the op (NOTE [Tracing ops] in onnx/tracer.py)."""
+    if _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
+        _diagnostics.pass_mark(result, inputs)
+    if _Hooks.trace is not None and not cls.multi_output:
+        _Hooks.trace(cls, result, inputs, attrs)
 
 
 def _forward_failed(cls, inputs, attrs, exc):
@@ -321,6 +332,8 @@ def _apply_multi(cls, outs, inputs, attrs) -> tuple:
     elif _state.inference:
         for r in results:
             r._vc = INFERENCE_VERSION
+    if _Hooks.trace is not None:  # NOTE [Tracing ops] in onnx/tracer.py
+        _Hooks.trace(cls, results, inputs, attrs)
     return results
 
 
@@ -345,7 +358,7 @@ def _record1(cls, result, x, attrs):
     else:
         return _record(cls, result, (x,), attrs)
     node = cls.node_cls(edges, saved, attrs, meta)
-    if _Hooks.record_source or _Hooks.grad_consts:
+    if _Hooks.record_source or _Hooks.watch_ops:
         _record_extras(node, result, (x,), attrs)
     result._requires_grad = True
     if result._retains_grad:  # an in-place write to a tensor that retains grad
@@ -380,6 +393,8 @@ def _record_extras(node, result, inputs, attrs) -> None:
             check_forward(node, result, inputs, attrs)
     if _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
         _diagnostics.note_constant_inputs(node, inputs)
+    if _Hooks.trace is not None and not node._prim.multi_output:  # NOTE [Tracing ops]
+        _Hooks.trace(node._prim, result, inputs, attrs)
 
 
 def _record(cls, result, inputs, attrs, results=None):
@@ -440,7 +455,7 @@ def _record(cls, result, inputs, attrs, results=None):
             for i in idx
         ])
     node = cls.node_cls(edges, saved, attrs, meta)
-    if _Hooks.record_source or _Hooks.grad_consts:
+    if _Hooks.record_source or _Hooks.watch_ops:
         _record_extras(node, result, inputs, attrs)
     result._requires_grad = True
     if result._retains_grad:  # an in-place write to a tensor that retains grad
