@@ -132,6 +132,27 @@ def _hostile(marker: str) -> dict:
             {"__metadata__": {"glassgrad": 1}, "a": {"dtype": "U8", "shape": [2],
                                                     "data_offsets": [0, 2]}}, b"\0" * 2),
         "header nested 100,000 deep": struct.pack("<Q", len(deep)) + deep,
+        # issue 14: objects are rebuilt only from glassgrad's own and allowlisted classes
+        "an object of class os.system": _glassgrad_file(
+            json.dumps({"object": "os:system", "id": 0, "state": {"dict": {}}}), "{}"),
+        "an object of class subprocess.Popen": _glassgrad_file(json.dumps(
+            {"object": "subprocess:Popen", "id": 0, "state": {"dict": {"args": "touch x"}}}), "{}"),
+        "a global builtins.eval": _glassgrad_file(json.dumps({"global": "builtins:eval"}), "{}"),
+        "a global of a module not imported": _glassgrad_file(
+            json.dumps({"global": "antigravity:fly"}), "{}"),
+        "a glassgrad function as a class": _glassgrad_file(
+            json.dumps({"object": "glassgrad:save", "id": 0, "state": {"dict": {}}}), "{}"),
+        "a glassgrad module given a list as its state": _glassgrad_file(json.dumps(
+            {"object": "glassgrad.nn.modules.linear:Linear", "id": 0, "state": [1]}), "{}"),
+        "a global without a module": _glassgrad_file(json.dumps({"global": "eval"}), "{}"),
+        "a reference to no object": _glassgrad_file(json.dumps({"ref": 3}), "{}"),
+        "a NumPy array of dtype object": _glassgrad_file(
+            json.dumps({"ndarray": "v", "dtype": "|O", "shape": [1]}),
+            json.dumps({"v": {"storage": "a"}}), {"a": np.zeros(8, np.uint8)}),
+        "a NumPy array larger than its bytes": _glassgrad_file(
+            json.dumps({"ndarray": "v", "dtype": "<c16", "shape": [2**40]}),
+            json.dumps({"v": {"storage": "a"}}), {"a": np.zeros(16, np.uint8)}),
+        "a set holding a list": _glassgrad_file(json.dumps({"set": [[1]]}), "{}"),
     }
 
 
