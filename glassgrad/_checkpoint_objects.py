@@ -113,7 +113,8 @@ def _lookup(module: str, qualname: str):
     return holder
 
 
-def _allowlisted(name: str):
+def allowlisted(name: str):
+    """The allowlisted global saved as ``module:qualname``, or None."""
     for entry in _safe.values():
         obj, saved_as = entry if isinstance(entry, tuple) and len(entry) == 2 else (entry, None)
         if saved_as is not None:
@@ -130,26 +131,30 @@ def resolve(name, where: str):
         raise ValueError(f"glassgrad.load: {where} has a malformed glassgrad structure: the "
                          f"global {name!r} is not 'module:qualname'.")
     module, qualname = name.split(":")
-    obj = _BUILTIN.get(name) or _allowlisted(name)
+    obj = _BUILTIN.get(name) or allowlisted(name)
     if obj is None and (module == "glassgrad" or module.startswith("glassgrad.")):
         obj = _lookup(module, qualname)
         if not isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
             obj = None
     if obj is None:
-        dotted = name.replace(":", ".")
-        raise UnpicklingError(
-            "Weights only load failed. WeightsUnpickler error: Unsupported global: GLOBAL "
-            f"{dotted} was not an allowed global by default. Please use "
-            f"`torch.serialization.add_safe_globals([{qualname}])` or the "
-            f"`torch.serialization.safe_globals([{qualname}])` context manager to allowlist "
-            "this global if you trust this class/function.\n"
-            f"glassgrad.load: {where} holds an object of class {dotted}; glassgrad rebuilds only "
-            "its own classes, argparse.Namespace and allowlisted ones, whatever weights_only says"
-            + ("" if module in sys.modules else f" (module {module} is not imported, and "
-                                                "glassgrad.load never imports)")
-            + ". Nothing in the file was run."
-        )
+        raise refused(name.replace(":", "."), where, module not in sys.modules)
     return obj
+
+
+def refused(dotted: str, where: str, not_imported: bool = False) -> UnpicklingError:
+    """torch's error for a global its ``weights_only`` unpickler does not admit, then why."""
+    qualname = dotted.rsplit(".", 1)[-1]
+    return UnpicklingError(
+        "Weights only load failed. WeightsUnpickler error: Unsupported global: GLOBAL "
+        f"{dotted} was not an allowed global by default. Please use "
+        f"`torch.serialization.add_safe_globals([{qualname}])` or the "
+        f"`torch.serialization.safe_globals([{qualname}])` context manager to allowlist "
+        "this global if you trust this class/function.\n"
+        f"glassgrad.load: {where} names the global {dotted}; glassgrad rebuilds only tensors, "
+        "plain values, its own classes, argparse.Namespace and allowlisted globals, whatever "
+        "weights_only says" + (", and never imports a module a file names" if not_imported
+                               else "") + ". Nothing in the file was run."
+    )
 
 
 def _state(obj):

@@ -45,8 +45,9 @@ from ._checkpoint_objects import (  # noqa: F401 - torch.serialization's allowli
     add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals,
 )
 from ._checkpoint_read import (
-    header_values, is_int, open_source, plan_entries, read_entries, read_header,
+    header_values, is_int, open_source, plan_entries, read_entries, read_header, sniff,
 )
+from . import _torch_format_read as _torch_read
 from .tensor import Size, Tensor
 
 __all__ = ["DEFAULT_PROTOCOL", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
@@ -468,16 +469,22 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     ``f`` is a path or a readable binary file object. A plain safetensors file (e.g. written by
     ``safetensors.torch.save_file``) loads as a dict of tensors, by sorted name as
-    safetensors' own loaders give them. Nothing in the file is executed:
-    there is no pickle, so ``weights_only`` is accepted and ignored (loading is always
-    weights-only): objects are rebuilt only from glassgrad's own classes,
-    ``argparse.Namespace`` and those allowlisted with ``safe_globals`` (else
-    ``pickle.UnpicklingError`` "Weights only load failed", as torch raises, naming the class); ``map_location`` and ``pickle_module`` are ignored too (tensors load on the
-    CPU). Memory is bounded (NOTE [Bounded loading]): the load peaks near one copy of the data,
-    and ``mmap=True`` (``f`` a path, as in torch) maps the file copy-on-write instead of reading
-    it. Raises ValueError naming the file and the problem for anything that is not a glassgrad
-    checkpoint or safetensors file (a pickled ``torch.save`` file, a device or FIFO, a damaged
-    or hostile header), IsADirectoryError for a directory, as torch does.
+    safetensors' own loaders give them. A PyTorch checkpoint (``torch.save``'s zip format,
+    told apart by its first bytes) is read with a restricted unpickler that admits only what
+    torch's ``weights_only=True`` admits (NOTE [Reading torch files]), so a torch model's
+    ``state_dict()`` loads into the same glassgrad model. Nothing in the file is executed:
+    ``weights_only`` is accepted and never widens what loads: objects are rebuilt only from
+    glassgrad's own classes, ``argparse.Namespace`` and those allowlisted with
+    ``safe_globals`` (else ``pickle.UnpicklingError`` "Weights only load failed", as torch
+    raises, naming the global). ``map_location`` is applied as torch applies it (a string, a
+    device, a dict of locations or a callable on each storage); tensors load on the CPU, and a
+    CUDA target raises torch's RuntimeError for a machine without one. ``pickle_module`` is
+    ignored. Memory is bounded (NOTE [Bounded loading]): the load peaks near one copy of the
+    data, and ``mmap=True`` (``f`` a path, as in torch) maps a glassgrad file copy-on-write
+    instead of reading it (a torch file is read). Raises ValueError naming the file and the
+    problem for anything that is neither (a device or FIFO, a damaged or hostile header; for a
+    torch file the error is also torch's type, RuntimeError or pickle.UnpicklingError),
+    IsADirectoryError for a directory, as torch does.
 
     Example::
 
@@ -485,6 +492,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         >>> model.load_state_dict(state["model"])
     """
     with open_source(f, bool(mmap)) as (fh, size, where):
+        kind, fh = sniff(fh, size)
+        if kind == "zip":
+            return _torch_read.load_zip(fh, where, map_location)
+        _torch_read.restore(_torch_read.Storage(np.empty(0), "cpu"), "cpu", map_location)
         header, head, data_start = read_header(fh, size, where)
         data_size = None if size is None else size - data_start
         plan = plan_entries(header, data_size, where, head)

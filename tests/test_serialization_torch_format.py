@@ -1,0 +1,163 @@
+"""PyTorch's own checkpoint files: what real ``torch.save`` writes loads in glassgrad (values,
+dtypes, views, Parameters, map_location), a state dict from a torch model drives a glassgrad model
+to the same outputs, and what glassgrad refuses it refuses as torch does. Hostile torch files are
+in tests/test_reliability_checkpoints.py."""
+
+from __future__ import annotations
+
+import collections
+import io
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import glassgrad
+
+from .test_serialization import assert_same
+
+TORCH_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+                "uint8", "bool"]
+
+
+def _saved(obj) -> io.BytesIO:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    buf.seek(0)
+    return buf
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES)
+def test_tensors_of_every_dtype_load_with_their_views(dtype):
+    torch.manual_seed(0)
+    base = (torch.randn(4, 6) * 20).to(getattr(torch, dtype))
+    obj = {"base": base, "rows": base[1:3], "t": base.t(), "strided": base[::2, 1::3],
+           "scalar": base[2, 2], "empty": base[:0], "grad": torch.ones(2, requires_grad=True)}
+    ours = glassgrad.load(_saved(obj))
+    assert_same(ours, torch.load(_saved(obj)))
+    for name in ("rows", "t", "strided", "scalar"):
+        assert np.shares_memory(ours[name].numpy(), ours["base"].numpy()), name
+    item = obj["t"].element_size()
+    assert ours["t"].numpy().strides == tuple(s * item for s in obj["t"].stride())
+    with glassgrad.no_grad():
+        ours["base"][2, 3] = 1
+    assert ours["rows"][1, 3].item() == ours["t"][3, 2].item() == 1
+
+
+def test_containers_numbers_and_parameters_as_torch_loads_them():
+    obj = {"model": collections.OrderedDict(w=torch.nn.Parameter(torch.ones(2, 3))),
+           "step": 7, "loss": 0.25, "nan": float("nan"), "name": "x", "none": None,
+           "blob": b"\x00\xff", "tuple": (1, [2, 3]), "keys": {1: "a", (2, 3): "b"},
+           "set": {1, 2}, "complex": 1 - 2j, "size": torch.Size([2, 3]),
+           "dtype": torch.bfloat16, "device": torch.device("cpu"), "bytearray": bytearray(b"ab")}
+    ours = glassgrad.load(_saved(obj))
+    theirs = torch.load(_saved(obj))
+    assert isinstance(ours["model"], collections.OrderedDict)
+    assert type(ours["model"]["w"]) is glassgrad.nn.Parameter and ours["model"]["w"].requires_grad
+    np.testing.assert_array_equal(ours["model"]["w"].detach().numpy(),
+                                  theirs["model"]["w"].detach().numpy())
+    for key in ("step", "loss", "name", "none", "blob", "tuple", "keys", "set", "complex",
+                "bytearray"):
+        assert ours[key] == theirs[key] and type(ours[key]) is type(theirs[key]), key
+    assert np.isnan(ours["nan"]) and list(ours["size"]) == [2, 3]
+    assert ours["dtype"] is glassgrad.bfloat16 and str(ours["device"]) == "cpu"
+
+
+def test_a_torch_state_dict_drives_a_glassgrad_model_to_the_same_outputs(tmp_path):
+    def net(lib):
+        return lib.nn.Sequential(lib.nn.Conv2d(1, 4, 3), lib.nn.BatchNorm2d(4), lib.nn.ReLU(),
+                                 lib.nn.Flatten(), lib.nn.Linear(4 * 6 * 6, 5))
+
+    torch.manual_seed(0)
+    theirs = net(torch)
+    theirs.train()
+    theirs(torch.randn(8, 1, 8, 8))  # BatchNorm running stats and num_batches_tracked move
+    theirs.eval()
+    torch.save(theirs.state_dict(), tmp_path / "torch.pt")
+    ours = net(glassgrad).eval()
+    result = ours.load_state_dict(glassgrad.load(tmp_path / "torch.pt"))
+    assert not result.missing_keys and not result.unexpected_keys
+    x = np.random.default_rng(0).standard_normal((2, 1, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(ours(glassgrad.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-5)
+    assert ours[1].num_batches_tracked.item() == 1
+
+
+def test_a_torch_optimizer_checkpoint_resumes_in_glassgrad(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    model(torch.ones(4, 3)).sum().backward()
+    opt.step()
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 1},
+               tmp_path / "ckpt.pt")
+    ckpt = glassgrad.load(tmp_path / "ckpt.pt")
+    ours = glassgrad.nn.Linear(3, 2)
+    ours.load_state_dict(ckpt["model"])
+    our_opt = glassgrad.optim.Adam(ours.parameters(), lr=0.1)
+    our_opt.load_state_dict(ckpt["optimizer"])
+    for lib, m, o in ((torch, model, opt), (glassgrad, ours, our_opt)):
+        o.zero_grad()
+        m(lib.ones(4, 3)).sum().backward()
+        o.step()
+    np.testing.assert_allclose(ours.weight.detach().numpy(), model.weight.detach().numpy(),
+                               rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("map_location", ["cpu", "device", {"cpu": "cpu"}, "callable", None])
+def test_map_location_as_torch_accepts_it(map_location, tmp_path):
+    torch.save({"w": torch.arange(3.0)}, tmp_path / "t.pt")
+    seen = []
+    if map_location == "device":
+        map_location = glassgrad.device("cpu")
+    elif map_location == "callable":
+        def map_location(storage, location):
+            seen.append(location)
+            return storage
+    ours = glassgrad.load(tmp_path / "t.pt", map_location=map_location)
+    assert ours["w"].tolist() == [0.0, 1.0, 2.0]
+    assert seen in ([], ["cpu"])
+
+
+def test_cuda_locations_fail_as_in_torch_on_a_cpu_machine(tmp_path):
+    torch.save({"w": torch.arange(3.0)}, tmp_path / "t.pt")
+    if torch.cuda.is_available():  # pragma: no cover - the oracle is the CPU build
+        pytest.skip("torch has a GPU here")
+    with pytest.raises(RuntimeError) as theirs:
+        torch.load(tmp_path / "t.pt", map_location="cuda")
+    with pytest.raises(RuntimeError) as ours:
+        glassgrad.load(tmp_path / "t.pt", map_location="cuda")
+    assert str(ours.value) == str(theirs.value)
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        glassgrad.load(tmp_path / "t.pt", map_location=lambda s, loc: s.cuda())
+
+
+def test_refusals_match_torch():
+    with_numpy = _saved({"a": np.arange(3)})
+    with pytest.raises(pickle.UnpicklingError) as theirs:
+        torch.load(with_numpy)
+    with_numpy.seek(0)
+    with pytest.raises(pickle.UnpicklingError) as ours:
+        glassgrad.load(with_numpy)
+    for err in (theirs, ours):
+        assert "Weights only load failed" in str(err.value)
+    assert "GLOBAL numpy" in str(ours.value) and "Nothing in the file was run" in str(ours.value)
+    with pytest.raises(pickle.UnpicklingError, match="complex64.*glassgrad has no tensors"):
+        glassgrad.load(_saved({"c": torch.ones(2, dtype=torch.complex64)}))
+
+
+def test_unseekable_streams_and_the_allowlist_under_the_alias():
+    class Stream(io.RawIOBase):
+        def __init__(self, data):
+            self._data = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def readinto(self, buf):
+            return self._data.readinto(buf)
+
+    assert glassgrad.load(Stream(_saved({"w": torch.ones(2)}).getvalue()))["w"].tolist() == [1, 1]
+    counter = _saved(collections.Counter("aab"))
+    assert glassgrad.load(counter) == collections.Counter("aab")
