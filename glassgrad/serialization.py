@@ -48,6 +48,7 @@ from ._checkpoint_read import (
     header_values, is_int, open_source, plan_entries, read_entries, read_header, sniff,
 )
 from . import _torch_format_read as _torch_read
+from . import _torch_format_write as _torch_write
 from .tensor import Size, Tensor
 
 __all__ = ["DEFAULT_PROTOCOL", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
@@ -275,7 +276,7 @@ def _atomic_write(path: str, payload: bytes) -> None:
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False) -> None:
+         _disable_byteorder_record=False, *, format: str = "glassgrad") -> None:
     """Save tensors and plain values to a checkpoint file, atomically (``torch.save``).
 
     ``obj`` may nest dicts (any keys but tensors), lists, tuples and sets of tensors, NumPy arrays
@@ -291,10 +292,20 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     2,000,000 JSON values: store long lists of numbers as tensors). ``pickle_module`` and the
     other pickle options are accepted for compatibility and ignored.
 
+    ``format="torch"`` (glassgrad's own argument) writes what ``torch.save`` writes instead: a
+    zip file that ``torch.load`` reads with ``weights_only=True`` (NOTE [Writing torch files]);
+    it holds tensors, Parameters, numbers, strings, bytes, None, dtypes, Size, devices and
+    (nested) lists, tuples, sets and dicts, and raises TypeError for anything else.
+
     Example::
 
         >>> glassgrad.save({"model": model.state_dict(), "step": 10}, "ckpt.safetensors")
+        >>> glassgrad.save(model.state_dict(), "for_pytorch.pt", format="torch")
     """
+    if format == "torch":
+        return _write(f, _torch_write.save_torch(obj))
+    if format != "glassgrad":
+        raise ValueError(f"glassgrad.save: format must be 'glassgrad' or 'torch', not {format!r}")
     from safetensors.numpy import save as st_save
 
     encoder = _Encoder()
@@ -314,6 +325,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
             "numbers as tensors (glassgrad.tensor(values)): their data then goes in the file's "
             "binary part."
         )
+    _write(f, payload)
+
+
+def _write(f, payload: bytes) -> None:
     if hasattr(f, "write"):
         _write_all(f, payload)
         return

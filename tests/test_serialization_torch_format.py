@@ -15,7 +15,7 @@ import torch
 
 import glassgrad
 
-from .test_serialization import assert_same
+from .test_serialization import assert_same, to_torch
 
 TORCH_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
                 "uint8", "bool"]
@@ -161,3 +161,73 @@ def test_unseekable_streams_and_the_allowlist_under_the_alias():
     assert glassgrad.load(Stream(_saved({"w": torch.ones(2)}).getvalue()))["w"].tolist() == [1, 1]
     counter = _saved(collections.Counter("aab"))
     assert glassgrad.load(counter) == collections.Counter("aab")
+
+
+def _ours_for_torch(obj, tmp_path, name="g.pt"):
+    glassgrad.save(obj, tmp_path / name, format="torch")
+    return torch.load(tmp_path / name, weights_only=True)
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES)
+def test_glassgrad_writes_files_torch_reads(dtype, tmp_path):
+    base = (glassgrad.arange(24, dtype=glassgrad.float32).reshape(4, 6) / 3 - 2).to(
+        getattr(glassgrad, dtype))
+    obj = {"base": base, "rows": base[1:3], "t": base.t(), "strided": base[::2, 1::3],
+           "scalar": base[2, 2], "empty": base[:0], "flipped": base.flip(0),
+           "grad": glassgrad.ones(2).requires_grad_(), "param": glassgrad.nn.Parameter(
+               glassgrad.ones(3)), "step": 3, "lr": 0.5, "none": None, "name": "adam",
+           "betas": (0.9, 0.999), "keys": {1: [2, {3}]}, "blob": b"\x00\xff", "c": 2j,
+           "dtype": glassgrad.float16, "size": glassgrad.Size([2, 3])}
+    theirs = _ours_for_torch(obj, tmp_path)
+    twin = to_torch({k: v for k, v in obj.items() if k not in ("dtype", "size")})
+    assert type(theirs["param"]) is torch.nn.Parameter and theirs["param"].requires_grad
+    twin["param"] = torch.nn.Parameter(twin["param"])
+    back = glassgrad.load(tmp_path / "g.pt")  # glassgrad reads it back alike
+    assert back.pop("dtype") is glassgrad.float16 and type(back.pop("size")) is glassgrad.Size
+    assert_same(back, {k: v for k, v in theirs.items() if k not in ("dtype", "size")})
+    for key, value in twin.items():
+        if isinstance(value, torch.Tensor):
+            assert value.dtype == theirs[key].dtype and value.shape == theirs[key].shape, key
+            assert value.requires_grad == theirs[key].requires_grad, key
+            assert torch.equal(value.detach(), theirs[key].detach()), key
+        else:
+            assert value == theirs[key] and type(value) is type(theirs[key]), key
+    assert theirs["dtype"] is torch.float16 and theirs["size"] == torch.Size([2, 3])
+    ptr = theirs["base"].untyped_storage().data_ptr()
+    for name in ("rows", "t", "strided", "scalar"):  # views share one storage, as in torch
+        assert theirs[name].untyped_storage().data_ptr() == ptr, name
+        item = theirs[name].element_size()
+        assert obj[name].numpy().strides == tuple(s * item for s in theirs[name].stride()), name
+    theirs["base"][2, 2] = 1
+    assert theirs["scalar"].item() == 1
+    mapped = torch.load(tmp_path / "g.pt", weights_only=True, mmap=True)  # storages aligned
+    assert torch.equal(mapped["base"], _ours_for_torch(obj, tmp_path, "again.pt")["base"])
+
+
+def test_a_glassgrad_state_dict_drives_a_torch_model(tmp_path):
+    def net(lib):
+        return lib.nn.Sequential(lib.nn.Linear(5, 8), lib.nn.LayerNorm(8), lib.nn.Tanh(),
+                                 lib.nn.Linear(8, 3))
+
+    ours = net(glassgrad)
+    opt = glassgrad.optim.SGD(ours.parameters(), lr=0.1, momentum=0.9)
+    x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    ours(glassgrad.tensor(x)).sum().backward()
+    opt.step()
+    glassgrad.save({"model": ours.state_dict(), "optimizer": opt.state_dict(), "epoch": 1},
+                   tmp_path / "ckpt.pt", format="torch")
+    ckpt = torch.load(tmp_path / "ckpt.pt")
+    theirs = net(torch)
+    theirs.load_state_dict(ckpt["model"])
+    torch.optim.SGD(theirs.parameters(), lr=0.1, momentum=0.9).load_state_dict(ckpt["optimizer"])
+    np.testing.assert_allclose(theirs(torch.tensor(x)).detach().numpy(),
+                               ours(glassgrad.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_what_torch_could_not_read_is_refused_when_writing():
+    for obj in ({"a": np.arange(3)}, {"ns": __import__("argparse").Namespace(a=1)},
+                frozenset({1})):
+        with pytest.raises(TypeError, match="cannot save an object of type"):
+            glassgrad.save(obj, io.BytesIO(), format="torch")
+    with pytest.raises(ValueError, match="format must be 'glassgrad' or 'torch'"):
+        glassgrad.save({}, io.BytesIO(), format="pickle")
