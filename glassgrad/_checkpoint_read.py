@@ -179,7 +179,7 @@ class _Prefixed:
 def sniff(f, size: int | None):
     """``("safetensors" | "zip" | "pickle", f)``: the file's format by its first bytes (a
     safetensors file has ``{`` after its 8-byte header length, a zip ``PK\x03\x04``, a pickle
-    ``\x80``), and the file positioned where it was."""
+    ``\x80`` and its protocol), and the file positioned where it was."""
     head = bytes(_read_bytes(f, 9))
     if size is not None:
         f.seek(-len(head), os.SEEK_CUR)
@@ -189,7 +189,10 @@ def sniff(f, size: int | None):
         return "safetensors", f
     if head[:4] == b"PK\x03\x04":
         return "zip", f
-    return ("pickle" if head[:1] == b"\x80" else "safetensors"), f
+    # NOTE: a pickle starts with PROTO and its number; a file of 9 bytes or more whose byte 8
+    # is not "{" is no safetensors file, so a header length starting 0x80 0x02 is never taken
+    pickle = len(head) == 9 and head[:1] == b"\x80" and 2 <= head[1] <= 5
+    return ("pickle" if pickle else "safetensors"), f
 
 
 def read_header(f, size: int | None, where: str) -> tuple[dict, bytes, int]:

@@ -197,6 +197,8 @@ class _Unpickler(pickle.Unpickler):
         return obj
 
     def persistent_load(self, pid):
+        if isinstance(pid, tuple) and len(pid) == 6 and pid[5] is None:
+            pid = pid[:5]  # NOTE: the legacy format's, with no storage view metadata
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
                 and isinstance(pid[1], StorageType) and isinstance(pid[2], str)
                 and isinstance(pid[3], str) and type(pid[4]) is int and pid[4] >= 0):
@@ -208,10 +210,11 @@ class _Unpickler(pickle.Unpickler):
         return self._read_storage(pid[1], pid[2], pid[3], pid[4])
 
 
-def _bad(where: str, what: str) -> CheckpointError:
+def _bad(where: str, what: str, prefix="PytorchStreamReader failed reading zip archive: "):
     return CheckpointError(
-        "PytorchStreamReader failed reading zip archive: " + what + f".\nglassgrad.load: {where} "
-        "is a damaged or hostile PyTorch checkpoint; nothing in it was run."
+        prefix + what + ("" if what.endswith("?") else ".") + f"\nglassgrad.load: {where} is a "
+        "damaged or hostile PyTorch "
+        "checkpoint; nothing in it was run."
     )
 
 
@@ -288,8 +291,13 @@ def load_zip(f, where: str, map_location):
         return storages[key]
 
     raw = _read_entry(archive, info, info.file_size, where)
+    return unpickle(io.BytesIO(raw.tobytes()), read_storage, where)
+
+
+def unpickle(f, read_storage, where: str):
+    """One pickle from ``f`` through ``_Unpickler``; every failure is glassgrad's refusal."""
     try:
-        return _Unpickler(io.BytesIO(raw.tobytes()), read_storage, where).load()
+        return _Unpickler(f, read_storage, where).load()
     except (UnpicklingError, CheckpointError):
         raise
     except (pickle.UnpicklingError, EOFError, AttributeError, IndexError, KeyError, TypeError,

@@ -48,6 +48,7 @@ from ._checkpoint_read import (
     header_values, is_int, open_source, plan_entries, read_entries, read_header, sniff,
 )
 from . import _torch_format_read as _torch_read
+from . import _torch_legacy_read as _torch_legacy
 from . import _torch_format_write as _torch_write
 from .tensor import Size, Tensor
 
@@ -484,8 +485,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     ``f`` is a path or a readable binary file object. A plain safetensors file (e.g. written by
     ``safetensors.torch.save_file``) loads as a dict of tensors, by sorted name as
-    safetensors' own loaders give them. A PyTorch checkpoint (``torch.save``'s zip format,
-    told apart by its first bytes) is read with a restricted unpickler that admits only what
+    safetensors' own loaders give them. A PyTorch checkpoint (``torch.save``'s zip format, or
+    its legacy format: NOTE [Legacy torch files]; told apart by their first bytes) is read with a restricted unpickler that admits only what
     torch's ``weights_only=True`` admits (NOTE [Reading torch files]), so a torch model's
     ``state_dict()`` loads into the same glassgrad model. Nothing in the file is executed:
     ``weights_only`` is accepted and never widens what loads: objects are rebuilt only from
@@ -510,6 +511,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         kind, fh = sniff(fh, size)
         if kind == "zip":
             return _torch_read.load_zip(fh, where, map_location)
+        if kind == "pickle":
+            return _torch_legacy.load_legacy(fh, size, where, map_location)
         _torch_read.restore(_torch_read.Storage(np.empty(0), "cpu"), "cpu", map_location)
         header, head, data_start = read_header(fh, size, where)
         data_size = None if size is None else size - data_start

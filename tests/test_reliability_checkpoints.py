@@ -148,6 +148,41 @@ def _hostile_torch(marker: str) -> dict:
     }
 
 
+def _legacy(obj=None, keys=None, storages=b"", magic=0x1950A86A20F9469CFC6C) -> bytes:
+    """A legacy torch file (five pickles, then storages) holding ``obj``."""
+    out = io.BytesIO()
+    for part in (magic, 1001, {"protocol_version": 1001, "little_endian": True}):
+        pickle.dump(part, out, protocol=2)
+    pickler = _TorchPickler(out, protocol=2)
+    pickler.dump(obj)
+    pickle.dump(keys if keys is not None else ["0"], out, protocol=2)
+    return out.getvalue() + storages
+
+
+def _hostile_legacy(marker: str) -> dict:
+    good = io.BytesIO()
+    torch.save({"w": torch.arange(8.0)}, good, _use_new_zipfile_serialization=False)
+    good = good.getvalue()
+    two = struct.pack("<q", 2) + b"\0" * 8
+    return {
+        "legacy torch file calling os.system": _legacy(_Call(os.system, f"touch {marker}")),
+        "legacy torch file with a payload in its magic number": _legacy(
+            magic=_Call(os.system, f"touch {marker}")),
+        "legacy torch file with a wrong magic number": _legacy({}, magic=12345),
+        "legacy torch storage claiming 2**60 elements": _legacy(
+            {"w": _tensor(_Storage("0", 2**60))}, storages=two),
+        "legacy torch storage with another element count": _legacy(
+            {"w": _tensor(_Storage("0", 3), size=(3,))}, storages=two + b"\0" * 4),
+        "legacy torch storage cut short": _legacy({"w": _tensor(_Storage("0", 2))},
+                                                  storages=two[:12]),
+        "legacy torch file listing other storage keys": _legacy(
+            {"w": _tensor(_Storage("0", 2))}, keys=["9"], storages=two),
+        "legacy torch file truncated in its pickle": good[: len(good) // 3],
+        "legacy torch pickle claiming a 4 GiB string": _legacy({})[:-1] + (
+            b"\x80\x02X" + struct.pack("<I", 2**32 - 1) + b"abc"),
+    }
+
+
 def _zip_without_pickle(extra=None) -> bytes:
     zipped = io.BytesIO()
     with zipfile.ZipFile(zipped, "w") as z:
@@ -258,6 +293,7 @@ def _hostile(marker: str) -> dict:
             json.dumps({"v": {"storage": "a"}}), {"a": np.zeros(16, np.uint8)}),
         "a set holding a list": _glassgrad_file(json.dumps({"set": [[1]]}), "{}"),
         **_hostile_torch(marker),
+        **_hostile_legacy(marker),
     }
 
 

@@ -231,3 +231,17 @@ def test_what_torch_could_not_read_is_refused_when_writing():
             glassgrad.save(obj, io.BytesIO(), format="torch")
     with pytest.raises(ValueError, match="format must be 'glassgrad' or 'torch'"):
         glassgrad.save({}, io.BytesIO(), format="pickle")
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES)
+def test_legacy_torch_files_load(dtype, tmp_path):
+    base = (torch.arange(24.0).reshape(4, 6) / 3 - 2).to(getattr(torch, dtype))
+    obj = {"base": base, "rows": base[1:3], "t": base.t(), "other": base[0].clone(),
+           "param": torch.nn.Parameter(torch.ones(3)), "step": 3, "names": ["a", "b"]}
+    torch.save(obj, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
+    ours = glassgrad.load(tmp_path / "legacy.pt")
+    assert_same(ours, torch.load(tmp_path / "legacy.pt"))
+    assert np.shares_memory(ours["rows"].numpy(), ours["base"].numpy())
+    assert not np.shares_memory(ours["other"].numpy(), ours["base"].numpy())
+    with open(tmp_path / "legacy.pt", "rb") as f:
+        assert_same(glassgrad.load(io.BytesIO(f.read()))["t"], obj["t"])
