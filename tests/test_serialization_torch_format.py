@@ -245,3 +245,24 @@ def test_legacy_torch_files_load(dtype, tmp_path):
     assert not np.shares_memory(ours["other"].numpy(), ours["base"].numpy())
     with open(tmp_path / "legacy.pt", "rb") as f:
         assert_same(glassgrad.load(io.BytesIO(f.read()))["t"], obj["t"])
+
+
+def test_a_whole_torch_model_loads_as_glassgrad_modules_when_allowlisted(tmp_path):
+    torch.manual_seed(0)
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    torch.save(theirs, tmp_path / "model.pt")
+    with pytest.raises(pickle.UnpicklingError) as torch_err:
+        torch.load(tmp_path / "model.pt")
+    with pytest.raises(pickle.UnpicklingError) as our_err:
+        glassgrad.load(tmp_path / "model.pt")
+    for err in (torch_err, our_err):
+        assert "GLOBAL torch.nn.modules.container.Sequential was not an allowed global" in str(
+            err.value)
+    nn = glassgrad.nn  # what `torch.nn` is under `import glassgrad as torch`
+    with glassgrad.serialization.safe_globals([nn.Sequential, nn.Linear, nn.ReLU]):
+        ours = glassgrad.load(tmp_path / "model.pt")
+    assert type(ours) is nn.Sequential and type(ours[0]) is nn.Linear
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(ours(glassgrad.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
