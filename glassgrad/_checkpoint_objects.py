@@ -81,10 +81,11 @@ class safe_globals:
         self.safe_globals = safe_globals
 
     def __enter__(self):
+        self._added = [entry for entry in self.safe_globals if id(entry) not in _safe]
         add_safe_globals(self.safe_globals)
 
     def __exit__(self, *exc) -> None:
-        for entry in self.safe_globals:
+        for entry in self._added:  # NOTE: what was allowlisted before the block stays
             _safe.pop(id(entry), None)
 
 
@@ -250,9 +251,10 @@ def decode_other(node: dict, ctx: Loading, where: str, depth: int, decode):
     keys = set(node)
     if keys == {"ndarray"} and isinstance(node["ndarray"], str) and node["ndarray"] in ctx:
         return ctx[node["ndarray"]]._array
-    if keys == {"ndarray", "dtype", "shape"} and node["ndarray"] in ctx.arrays:
+    exotic = keys == {"ndarray", "dtype", "shape"} and isinstance(node["ndarray"], str)
+    if exotic and node["ndarray"] in ctx.arrays:
         return ctx.arrays[node["ndarray"]]
-    if keys == {"ndarray", "dtype", "shape"} and node["ndarray"] in ctx:
+    if exotic and node["ndarray"] in ctx:
         raw, dt, shape = ctx[node["ndarray"]]._array, array_dtype(node["dtype"], where), node[
             "shape"]
         if not (isinstance(shape, list) and len(shape) <= 64
@@ -295,8 +297,13 @@ def decode_other(node: dict, ctx: Loading, where: str, depth: int, decode):
             raise _bad(where, f"{node['object']} is a function, not a class")
         try:
             obj = ctx.objects[node["id"]] = cls.__new__(cls)
-            setstate(obj, decode(node["state"], ctx, where, depth))
-        except (AttributeError, TypeError) as e:
+        except TypeError as e:
+            raise _bad(where, f"{node['object']} cannot be made without arguments "
+                              f"({str(e)[:80]})") from None
+        state = decode(node["state"], ctx, where, depth)
+        try:
+            setstate(obj, state)
+        except (AttributeError, TypeError, ValueError) as e:
             raise _bad(where, f"an object of class {node['object']} cannot take its state "
                               f"({type(e).__name__}: {str(e)[:80]})") from None
         return obj
@@ -320,6 +327,6 @@ def setstate(obj, state) -> None:
 
 def array_dtype(text, where: str) -> np.dtype:
     """The NumPy dtype ``text`` names, if a checkpoint may hold it."""
-    if text not in _ARRAY_DTYPES:
+    if not (isinstance(text, str) and text in _ARRAY_DTYPES):
         raise _bad(where, f"the NumPy dtype {str(text)[:80]} is not one glassgrad saves")
     return np.dtype(text)

@@ -130,6 +130,10 @@ def test_dataclass_needs_the_allowlist_as_in_torch(tmp_path):
     glassgrad.serialization.add_safe_globals([(Config, f"{Config.__module__}.Config")])
     try:
         assert glassgrad.load(tmp_path / "g.ckpt") == expected
+        glassgrad.serialization.add_safe_globals([Config])
+        with glassgrad.serialization.safe_globals([Config]):
+            pass
+        assert len(glassgrad.serialization.get_safe_globals()) == 2  # kept after the block
     finally:
         glassgrad.serialization.clear_safe_globals()
     assert glassgrad.serialization.get_safe_globals() == []
