@@ -60,10 +60,11 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
 def not_a_checkpoint(where: str, head: bytes, why: str) -> ValueError:
     """The error for a file that is no safetensors file; ``head`` is its first bytes (for hints)."""
     hint = ""
-    if head[:4] == b"PK\x03\x04" or head[:1] == b"\x80":
-        hint = (" It looks like a PyTorch (pickle) checkpoint; glassgrad never unpickles. In "
-                "PyTorch, save the state dict with safetensors.torch.save_file(state_dict, path), "
-                "then glassgrad.load(path) reads it.")
+    if head[:1] == b"\x80":
+        hint = (" It looks like a pickle, or a PyTorch checkpoint of the legacy format "
+                "(_use_new_zipfile_serialization=False); glassgrad never unpickles it. In "
+                "PyTorch, save it again with torch.save(obj, path) (the zip format), which "
+                "glassgrad.load reads.")
     return ValueError(
         f"glassgrad.load: {where} is not a glassgrad checkpoint (a safetensors file): {why}.{hint}"
     )
@@ -157,6 +158,41 @@ def _read_bytes(f, n: int, sized: bool = False) -> bytearray:
             break
         out += data
     return out
+
+
+class _Prefixed:
+    """An unseekable stream with the bytes already read from it put back in front."""
+
+    def __init__(self, head: bytes, f) -> None:
+        self._head, self._f = head, f
+
+    def read(self, n: int = -1) -> bytes:
+        if not self._head:
+            return self._f.read(n)
+        if n < 0:
+            out, self._head = self._head + self._f.read(), b""
+            return out
+        out, self._head = self._head[:n], self._head[n:]
+        return out if len(out) == n else out + self._f.read(n - len(out))
+
+
+def sniff(f, size: int | None):
+    """``("safetensors" | "zip" | "pickle", f)``: the file's format by its first bytes (a
+    safetensors file has ``{`` after its 8-byte header length, a zip ``PK\x03\x04``, a pickle
+    ``\x80`` and its protocol), and the file positioned where it was."""
+    head = bytes(_read_bytes(f, 9))
+    if size is not None:
+        f.seek(-len(head), os.SEEK_CUR)
+    else:
+        f = _Prefixed(head, f)
+    if head[8:9] == b"{":
+        return "safetensors", f
+    if head[:4] == b"PK\x03\x04":
+        return "zip", f
+    # NOTE: a pickle starts with PROTO and its number; a file of 9 bytes or more whose byte 8
+    # is not "{" is no safetensors file, so a header length starting 0x80 0x02 is never taken
+    pickle = len(head) == 9 and head[:1] == b"\x80" and 2 <= head[1] <= 5
+    return ("pickle" if pickle else "safetensors"), f
 
 
 def read_header(f, size: int | None, where: str) -> tuple[dict, bytes, int]:

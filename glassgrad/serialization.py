@@ -11,7 +11,10 @@ Structure tags: JSON null, booleans, numbers, strings and arrays (lists) stand f
 JSON object is a tag: ``{"tensor": name}``, ``{"tuple": [...]}``, ``{"dict": {str: value}}`` or
 ``{"items": [[key, value], ...]}`` (non-string keys, e.g. an optimizer's ``state``), either one with
 ``"ordered": true`` for an OrderedDict, ``{"float": "nan" | "inf" | "-inf"}``, ``{"bytes": hex}``,
-``{"dtype": name}``. Loading reads JSON and buffers only: nothing from the file is executed, and
+``{"dtype": name}``; NumPy arrays and scalars, complex numbers, sets, ``Size``, devices and whole
+objects (a model, ``argparse.Namespace``, dataclasses) have the tags of NOTE [Objects in
+checkpoints] in ``_checkpoint_objects.py``. Loading reads JSON and buffers only: nothing from the
+file is executed, and
 unknown tags are an error, as is every field of the wrong type or out of range (always a
 ValueError naming the file). Lists, tuples and dicts nest at most ``MAX_DEPTH`` (100) levels, in
 save and load alike. How a file is read with bounded memory: NOTE [Bounded loading].
@@ -36,13 +39,23 @@ import ml_dtypes
 import numpy as np
 
 from . import dtypes
+from . import _checkpoint_objects as _objects
 from . import _checkpoint_read as _read
-from ._checkpoint_read import (
-    header_values, is_int, open_source, plan_entries, read_entries, read_header,
+from ._checkpoint_objects import (  # noqa: F401 - torch.serialization's allowlist API
+    add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals,
 )
-from .tensor import Tensor
+from ._checkpoint_read import (
+    header_values, is_int, open_source, plan_entries, read_entries, read_header, sniff,
+)
+from . import _torch_format_read as _torch_read
+from . import _torch_legacy_read as _torch_legacy
+from . import _torch_format_write as _torch_write
+from .tensor import Size, Tensor
 
-__all__ = ["load", "save"]
+__all__ = ["DEFAULT_PROTOCOL", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "load", "safe_globals", "save"]
+
+DEFAULT_PROTOCOL = 2  # torch.serialization's pickle protocol; glassgrad's format has none
 
 _VERSION = "1"
 _CHUNK = 1 << 26
@@ -52,6 +65,8 @@ _MAX_REPEATED_VIEW = 1 << 30  # bytes a view may claim beyond its storage (strid
 # the interpreter's recursion limit makes what save writes load from any call depth.
 MAX_DEPTH = 100
 _PLAIN = frozenset((type(None), bool, int, float, str))
+# a whole module's tensors are named as in its state_dict ("fc.weight", not "_modules.fc...")
+_MODULE_DICTS = frozenset(("_parameters", "_buffers", "_modules"))
 
 
 class _Encoder:
@@ -62,9 +77,12 @@ class _Encoder:
         self.tensors: list[tuple[str, Tensor]] = []
         self._taken: set[str] = set()
         self._active: set[int] = set()
+        self.arrays: dict[int, dict] = {}  # id(NumPy array) -> its tag
+        self.objects: dict[int, int] = {}  # id(object) -> its "id" in the structure
+        self._keep: list = []
 
     def _name(self, path: list) -> str:
-        base = ".".join(str(p) for p in path) or "tensor"
+        base = ".".join(str(p) for p in path if p not in _MODULE_DICTS) or "tensor"
         name, k = base, 1
         while name in self._taken or name == "__metadata__" or name.startswith("__storage"):
             name, k = f"{base}#{k}", k + 1
@@ -74,12 +92,12 @@ class _Encoder:
     def encode(self, obj, path: list):
         if obj is None or isinstance(obj, (bool, str)):
             return obj
+        if isinstance(obj, np.generic):  # NOTE: before int/float: np.float64 is a float
+            return _objects.encode_other(self, obj, path)
         if isinstance(obj, int):
             return int(obj)
         if isinstance(obj, float):
             return float(obj) if math.isfinite(obj) else {"float": repr(float(obj))}
-        if isinstance(obj, np.generic) and obj.dtype.kind in "biuf":
-            return self.encode(obj.item(), path)
         if isinstance(obj, Tensor):
             name = self.names.get(id(obj))
             if name is None:
@@ -90,13 +108,12 @@ class _Encoder:
             return {"dtype": obj.name}
         if isinstance(obj, bytes):
             return {"bytes": obj.hex()}
-        if not isinstance(obj, (list, tuple, dict)):
-            raise TypeError(
-                f"glassgrad.save: cannot save an object of type {type(obj).__name__} at "
-                f"{'.'.join(map(str, path)) or 'the top level'}. Checkpoints hold tensors, "
-                "numbers, strings, bytes, None, dtypes and (nested) lists, tuples and dicts; "
-                "glassgrad never pickles. To save a model, save model.state_dict()."
-            )
+        if isinstance(obj, Size) or not isinstance(obj, (list, tuple, dict)):
+            return _objects.encode_other(self, obj, path)
+        return self.container(obj, path)
+
+    def container(self, obj, path: list):
+        """A list, tuple, set or dict, nested at most MAX_DEPTH deep and not inside itself."""
         if len(path) >= MAX_DEPTH:
             raise RecursionError(
                 f"maximum recursion depth exceeded: glassgrad.save: the object nests deeper than "
@@ -111,6 +128,8 @@ class _Encoder:
                 return [self.encode(v, [*path, i]) for i, v in enumerate(obj)]
             if isinstance(obj, tuple):
                 return {"tuple": [self.encode(v, [*path, i]) for i, v in enumerate(obj)]}
+            if isinstance(obj, (set, frozenset)):
+                return {type(obj).__name__: [self._key(v, path) for v in obj]}
             if all(isinstance(k, str) for k in obj):
                 out = {"dict": {k: self.encode(v, [*path, k]) for k, v in obj.items()}}
             else:
@@ -121,6 +140,33 @@ class _Encoder:
             return out
         finally:
             self._active.discard(id(obj))
+
+    def array(self, arr: np.ndarray, path: list) -> dict:
+        """The tag of a NumPy array: a tensor entry for the dtypes tensors have, else its bytes
+        with its dtype and shape."""
+        tag = self.arrays.get(id(arr))
+        if tag is None:
+            self._keep.append(arr)  # NOTE: its id stays its own while the save runs
+            # NOTE: a copy, as pickle makes one: views of one array load apart, as in torch;
+            # in native byte order, as NumPy unpickles it
+            copy = arr.astype(arr.dtype.newbyteorder("="))
+            if copy.dtype in dtypes._FROM_NP:
+                tag = {"ndarray": self.encode(Tensor._make(copy), path)["tensor"]}
+            else:
+                raw = copy.reshape(-1).view(np.uint8)
+                tag = {"ndarray": self.encode(Tensor._make(raw), path)["tensor"],
+                       "dtype": copy.dtype.str, "shape": list(copy.shape)}
+            self.arrays[id(arr)] = tag
+        return tag
+
+    def instance(self, obj, name: str, state, path: list) -> dict:
+        """An object as its class's name and its state (NOTE [Objects in checkpoints])."""
+        k = self.objects.get(id(obj))
+        if k is not None:
+            return {"ref": k}
+        k = self.objects[id(obj)] = len(self.objects)
+        self._keep.append(obj)
+        return {"object": name, "id": k, "state": self.encode(state, path)}
 
     def _key(self, key, path):
         if isinstance(key, Tensor):
@@ -231,22 +277,36 @@ def _atomic_write(path: str, payload: bytes) -> None:
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False) -> None:
+         _disable_byteorder_record=False, *, format: str = "glassgrad") -> None:
     """Save tensors and plain values to a checkpoint file, atomically (``torch.save``).
 
-    ``obj`` may nest dicts (any keys but tensors), lists and tuples of tensors, ints, floats, bools,
-    strings, bytes, None and dtypes: model and optimizer ``state_dict()``s. ``f`` is a path or a
-    writable binary file object (written directly, not atomically). Tensors sharing memory are
+    ``obj`` may nest dicts (any keys but tensors), lists, tuples and sets of tensors, NumPy arrays
+    and scalars (any numeric or bool dtype, 0-d too), ints, floats, complex numbers, bools,
+    strings, bytes, None, dtypes, ``Size`` and devices: model, optimizer and scheduler
+    ``state_dict()``s; and objects of importable classes by their ``__getstate__()``: a whole
+    ``nn.Module``, ``argparse.Namespace``, dataclasses (NOTE [Objects in checkpoints]). ``f`` is a
+    path or a writable binary file object (written directly, not atomically). Tensors sharing memory are
     stored once and load sharing; bfloat16 is kept. Format: NOTE [Checkpoint format]. Raises
-    TypeError for anything else (glassgrad never pickles), RecursionError for containers nested
+    TypeError for anything else (glassgrad never pickles: a lambda, a local class, an object with
+    its own ``__reduce__``), RecursionError for containers nested
     more than ``MAX_DEPTH`` (100) deep, and ValueError for a header ``load`` would refuse (over
     2,000,000 JSON values: store long lists of numbers as tensors). ``pickle_module`` and the
     other pickle options are accepted for compatibility and ignored.
 
+    ``format="torch"`` (glassgrad's own argument) writes what ``torch.save`` writes instead: a
+    zip file that ``torch.load`` reads with ``weights_only=True`` (NOTE [Writing torch files]);
+    it holds tensors, Parameters, numbers, strings, bytes, None, dtypes, Size, devices and
+    (nested) lists, tuples, sets and dicts, and raises TypeError for anything else.
+
     Example::
 
         >>> glassgrad.save({"model": model.state_dict(), "step": 10}, "ckpt.safetensors")
+        >>> glassgrad.save(model.state_dict(), "for_pytorch.pt", format="torch")
     """
+    if format == "torch":
+        return _write(f, _torch_write.save_torch(obj))
+    if format != "glassgrad":
+        raise ValueError(f"glassgrad.save: format must be 'glassgrad' or 'torch', not {format!r}")
     from safetensors.numpy import save as st_save
 
     encoder = _Encoder()
@@ -266,6 +326,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
             "numbers as tensors (glassgrad.tensor(values)): their data then goes in the file's "
             "binary part."
         )
+    _write(f, payload)
+
+
+def _write(f, payload: bytes) -> None:
     if hasattr(f, "write"):
         _write_all(f, payload)
         return
@@ -388,6 +452,8 @@ def _decode(node, tensors: dict, where: str, depth: int = 0):
         if isinstance(value, str) and value in dtypes._NAMES:
             return dtypes._NAMES[value]
         raise _bad(where, f"unknown dtype {_short(value)}")
+    if keys & _objects.TAGS:
+        return _objects.decode_other(node, tensors, where, depth, _decode)
     ordered = node.get("ordered", False)
     cls = collections.OrderedDict if ordered is True else dict
     depth = _deeper(depth, where)
@@ -419,14 +485,22 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     ``f`` is a path or a readable binary file object. A plain safetensors file (e.g. written by
     ``safetensors.torch.save_file``) loads as a dict of tensors, by sorted name as
-    safetensors' own loaders give them. Nothing in the file is executed:
-    there is no pickle, so ``weights_only`` is accepted and ignored (loading is always
-    weights-only); ``map_location`` and ``pickle_module`` are ignored too (tensors load on the
-    CPU). Memory is bounded (NOTE [Bounded loading]): the load peaks near one copy of the data,
-    and ``mmap=True`` (``f`` a path, as in torch) maps the file copy-on-write instead of reading
-    it. Raises ValueError naming the file and the problem for anything that is not a glassgrad
-    checkpoint or safetensors file (a pickled ``torch.save`` file, a device or FIFO, a damaged
-    or hostile header), IsADirectoryError for a directory, as torch does.
+    safetensors' own loaders give them. A PyTorch checkpoint (``torch.save``'s zip format, or
+    its legacy format: NOTE [Legacy torch files]; told apart by their first bytes) is read with a restricted unpickler that admits only what
+    torch's ``weights_only=True`` admits (NOTE [Reading torch files]), so a torch model's
+    ``state_dict()`` loads into the same glassgrad model. Nothing in the file is executed:
+    ``weights_only`` is accepted and never widens what loads: objects are rebuilt only from
+    glassgrad's own classes, ``argparse.Namespace`` and those allowlisted with
+    ``safe_globals`` (else ``pickle.UnpicklingError`` "Weights only load failed", as torch
+    raises, naming the global). ``map_location`` is applied as torch applies it (a string, a
+    device, a dict of locations or a callable on each storage); tensors load on the CPU, and a
+    CUDA target raises torch's RuntimeError for a machine without one. ``pickle_module`` is
+    ignored. Memory is bounded (NOTE [Bounded loading]): the load peaks near one copy of the
+    data, and ``mmap=True`` (``f`` a path, as in torch) maps a glassgrad file copy-on-write
+    instead of reading it (a torch file is read). Raises ValueError naming the file and the
+    problem for anything that is neither (a device or FIFO, a damaged or hostile header; for a
+    torch file the error is also torch's type, RuntimeError or pickle.UnpicklingError),
+    IsADirectoryError for a directory, as torch does.
 
     Example::
 
@@ -434,6 +508,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         >>> model.load_state_dict(state["model"])
     """
     with open_source(f, bool(mmap)) as (fh, size, where):
+        kind, fh = sniff(fh, size)
+        if kind == "zip":
+            return _torch_read.load_zip(fh, where, map_location)
+        if kind == "pickle":
+            return _torch_legacy.load_legacy(fh, size, where, map_location)
+        _torch_read.restore(_torch_read.Storage(np.empty(0), "cpu"), "cpu", map_location)
         header, head, data_start = read_header(fh, size, where)
         data_size = None if size is None else size - data_start
         plan = plan_entries(header, data_size, where, head)
@@ -454,4 +534,5 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise _bad(where, f"the structure nests deeper than {MAX_DEPTH} levels") from None
     except (KeyError, TypeError, ValueError):
         raise _bad(where, "the structure or tensor table is missing or not JSON") from None
-    return _decode(structure, _build_tensors(table, storages, where), where)
+    loading = _objects.Loading(_build_tensors(table, storages, where))
+    return _decode(structure, loading, where)

@@ -5,6 +5,8 @@ The number of hostile files refused is recorded for the final summary."""
 
 from __future__ import annotations
 
+import codecs
+import collections
 import io
 import json
 import os
@@ -51,6 +53,143 @@ def _glassgrad_file(structure, tensors, storages=None) -> bytes:
 def _view(shape, strides, offset=0, dtype="float32"):
     return json.dumps({"v": {"storage": "a", "view": {"dtype": dtype, "shape": shape,
                                                       "offset": offset, "strides": strides}}})
+
+
+class _Storage:
+    """Pickled as the persistent id of a torch storage: ('storage', type, key, 'cpu', numel)."""
+
+    def __init__(self, key: str, numel: int, kind=torch.FloatStorage):
+        self.key, self.numel, self.kind = key, numel, kind
+
+
+class _TorchPickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        if isinstance(obj, _Storage):
+            return ("storage", obj.kind, obj.key, "cpu", obj.numel)
+        return None
+
+
+def _torch_zip(obj, storages=None, cut=None, extra=None) -> bytes:
+    """A torch.save-layout zip holding ``obj`` as data.pkl and ``storages`` (key -> bytes);
+    ``(torch._utils._rebuild_tensor_v2, (_Storage(...), offset, size, stride, False, {}))``
+    in ``obj`` pickles as torch pickles a tensor."""
+    buf = io.BytesIO()
+    _TorchPickler(buf, protocol=2).dump(obj)
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as z:
+        z.writestr("archive/data.pkl", buf.getvalue())
+        z.writestr("archive/byteorder", "little")
+        for key, data in (storages or {}).items():
+            z.writestr(f"archive/data/{key}", data)
+        for name, data in (extra or {}).items():
+            z.writestr(name, data)
+        z.writestr("archive/version", "3\n")
+    return zipped.getvalue()[:cut]
+
+
+class _Call:
+    """Pickles as a call of ``func`` on ``args`` (how a hostile pickle runs code)."""
+
+    def __init__(self, func, *args):
+        self.func, self.args = func, args
+
+    def __reduce__(self):
+        return (self.func, self.args)
+
+
+def _tensor(storage, offset=0, size=(2,), stride=(1,)):
+    return _Call(torch._utils._rebuild_tensor_v2, storage, offset, size, stride, False,
+                 collections.OrderedDict())
+
+
+def _hostile_torch(marker: str) -> dict:
+    """name -> bytes of a torch-format checkpoint that must be refused."""
+    good = io.BytesIO()
+    torch.save({"w": torch.arange(64.0)}, good)
+    good = good.getvalue()
+    flipped = bytearray(good)
+    flipped[good.index(b"archive/data/0") + 200] ^= 0xFF  # a byte of the storage: a bad CRC
+    eight = {"0": b"\0" * 8}
+    return {
+        "torch zip calling os.system": _torch_zip({"w": _Call(os.system, f"touch {marker}")}),
+        "torch zip calling builtins.eval": _torch_zip(
+            {"w": _Call(eval, f"open({marker!r}, 'w')")}),
+        "torch zip calling builtins.exec": _torch_zip(
+            {"w": _Call(exec, f"open({marker!r}, 'w')")}),
+        "torch zip calling subprocess.Popen": _torch_zip(
+            {"w": _Call(subprocess.Popen, ["touch", marker])}),
+        "torch zip with _codecs.encode of another codec": _torch_zip(
+            {"w": _Call(codecs.encode, "x", "rot13")}),
+        "torch storage claiming 2**60 elements": _torch_zip(
+            {"w": _tensor(_Storage("0", 2**60))}, eight),
+        "torch storage larger than its bytes": _torch_zip({"w": _tensor(_Storage("0", 4))}, eight),
+        "torch tensor reaching past its storage": _torch_zip(
+            {"w": _tensor(_Storage("0", 2), size=(100,))}, eight),
+        "torch tensor with a negative stride": _torch_zip(
+            {"w": _tensor(_Storage("0", 2), 1, stride=(-1,))}, eight),
+        "torch tensor at a negative offset": _torch_zip(
+            {"w": _tensor(_Storage("0", 2), -1)}, eight),
+        "torch tensor of 2**40 x 2**40 zero strides": _torch_zip(
+            {"w": _tensor(_Storage("0", 2), size=(2**40, 2**40), stride=(0, 0))}, eight),
+        "torch tensor with a size that is a string": _torch_zip(
+            {"w": _tensor(_Storage("0", 2), size="22")}, eight),
+        "torch storage missing from the archive": _torch_zip({"w": _tensor(_Storage("7", 2))}),
+        "torch storage read as two dtypes": _torch_zip(
+            {"a": _tensor(_Storage("0", 2)), "b": _tensor(_Storage("0", 1, torch.DoubleStorage),
+                                                          size=(1,))}, eight),
+        "torch tensor over a non-storage": _torch_zip({"w": _tensor("not a storage")}),
+        "torch file truncated in half": good[: len(good) // 2],
+        "torch file without its last byte": good[:-1],
+        "torch file with a storage byte flipped": bytes(flipped),
+        "torch zip without data.pkl": _zip_without_pickle(),
+        "TorchScript archive": _zip_without_pickle({"archive/constants.pkl": b"\x80\x02N."}),
+        "torch data.pkl cut before its end": _zip_without_pickle(
+            {"archive/data.pkl": pickle.dumps({"w": list(range(9))}, protocol=2)[:-5]}),
+    }
+
+
+def _legacy(obj=None, keys=None, storages=b"", magic=0x1950A86A20F9469CFC6C) -> bytes:
+    """A legacy torch file (five pickles, then storages) holding ``obj``."""
+    out = io.BytesIO()
+    for part in (magic, 1001, {"protocol_version": 1001, "little_endian": True}):
+        pickle.dump(part, out, protocol=2)
+    pickler = _TorchPickler(out, protocol=2)
+    pickler.dump(obj)
+    pickle.dump(keys if keys is not None else ["0"], out, protocol=2)
+    return out.getvalue() + storages
+
+
+def _hostile_legacy(marker: str) -> dict:
+    good = io.BytesIO()
+    torch.save({"w": torch.arange(8.0)}, good, _use_new_zipfile_serialization=False)
+    good = good.getvalue()
+    two = struct.pack("<q", 2) + b"\0" * 8
+    return {
+        "legacy torch file calling os.system": _legacy(_Call(os.system, f"touch {marker}")),
+        "legacy torch file with a payload in its magic number": _legacy(
+            magic=_Call(os.system, f"touch {marker}")),
+        "legacy torch file with a wrong magic number": _legacy({}, magic=12345),
+        "legacy torch storage claiming 2**60 elements": _legacy(
+            {"w": _tensor(_Storage("0", 2**60))}, storages=two),
+        "legacy torch storage with another element count": _legacy(
+            {"w": _tensor(_Storage("0", 3), size=(3,))}, storages=two + b"\0" * 4),
+        "legacy torch storage cut short": _legacy({"w": _tensor(_Storage("0", 2))},
+                                                  storages=two[:12]),
+        "legacy torch file listing other storage keys": _legacy(
+            {"w": _tensor(_Storage("0", 2))}, keys=["9"], storages=two),
+        "legacy torch file truncated in its pickle": good[: len(good) // 3],
+        "legacy torch pickle claiming a 4 GiB string": _legacy({})[:-1] + (
+            b"\x80\x02X" + struct.pack("<I", 2**32 - 1) + b"abc"),
+    }
+
+
+def _zip_without_pickle(extra=None) -> bytes:
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as z:
+        z.writestr("archive/version", "3\n")
+        for name, data in (extra or {}).items():
+            z.writestr(name, data)
+    return zipped.getvalue()
 
 
 def _hostile(marker: str) -> dict:
@@ -132,6 +271,29 @@ def _hostile(marker: str) -> dict:
             {"__metadata__": {"glassgrad": 1}, "a": {"dtype": "U8", "shape": [2],
                                                     "data_offsets": [0, 2]}}, b"\0" * 2),
         "header nested 100,000 deep": struct.pack("<Q", len(deep)) + deep,
+        # issue 14: objects are rebuilt only from glassgrad's own and allowlisted classes
+        "an object of class os.system": _glassgrad_file(
+            json.dumps({"object": "os:system", "id": 0, "state": {"dict": {}}}), "{}"),
+        "an object of class subprocess.Popen": _glassgrad_file(json.dumps(
+            {"object": "subprocess:Popen", "id": 0, "state": {"dict": {"args": "touch x"}}}), "{}"),
+        "a global builtins.eval": _glassgrad_file(json.dumps({"global": "builtins:eval"}), "{}"),
+        "a global of a module not imported": _glassgrad_file(
+            json.dumps({"global": "antigravity:fly"}), "{}"),
+        "a glassgrad function as a class": _glassgrad_file(
+            json.dumps({"object": "glassgrad:save", "id": 0, "state": {"dict": {}}}), "{}"),
+        "a glassgrad module given a list as its state": _glassgrad_file(json.dumps(
+            {"object": "glassgrad.nn.modules.linear:Linear", "id": 0, "state": [1]}), "{}"),
+        "a global without a module": _glassgrad_file(json.dumps({"global": "eval"}), "{}"),
+        "a reference to no object": _glassgrad_file(json.dumps({"ref": 3}), "{}"),
+        "a NumPy array of dtype object": _glassgrad_file(
+            json.dumps({"ndarray": "v", "dtype": "|O", "shape": [1]}),
+            json.dumps({"v": {"storage": "a"}}), {"a": np.zeros(8, np.uint8)}),
+        "a NumPy array larger than its bytes": _glassgrad_file(
+            json.dumps({"ndarray": "v", "dtype": "<c16", "shape": [2**40]}),
+            json.dumps({"v": {"storage": "a"}}), {"a": np.zeros(16, np.uint8)}),
+        "a set holding a list": _glassgrad_file(json.dumps({"set": [[1]]}), "{}"),
+        **_hostile_torch(marker),
+        **_hostile_legacy(marker),
     }
 
 

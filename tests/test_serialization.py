@@ -208,8 +208,8 @@ def test_missing_folder_matches_torch(tmp_path):
 
 
 def test_unsupported_objects_are_refused():
-    with pytest.raises(TypeError, match="cannot save an object of type set at a.0"):
-        glassgrad.save({"a": [{1, 2}]}, io.BytesIO())
+    with pytest.raises(TypeError, match="cannot save an object of type generator at a.0"):
+        glassgrad.save({"a": [(i for i in range(2))]}, io.BytesIO())
     with pytest.raises(TypeError, match="never pickles"):
         glassgrad.save(object(), io.BytesIO())
     loop = []
@@ -258,11 +258,11 @@ def test_pickle_payloads_are_rejected_and_never_run(tmp_path):
     marker = str(tmp_path / "pwned")
     crafted = tmp_path / "evil.pt"
     crafted.write_bytes(pickle.dumps({"weight": _Payload(marker)}))
-    with pytest.raises(ValueError, match="never unpickles"):
-        glassgrad.load(crafted)
-    torch.save({"w": torch.zeros(2)}, tmp_path / "torch.pt")
-    with pytest.raises(ValueError, match="PyTorch \\(pickle\\) checkpoint"):
-        glassgrad.load(tmp_path / "torch.pt")
+    with pytest.raises(ValueError, match="Weights only load failed"):
+        glassgrad.load(crafted)  # read as a legacy torch file: restricted unpickler
+    torch.save({"w": torch.zeros(2), "evil": _Payload(marker)}, tmp_path / "torch.pt")
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        glassgrad.load(tmp_path / "torch.pt")  # a torch zip file: restricted unpickler
     # a pickle smuggled into the metadata of a real safetensors file is only ever read as JSON
     smuggled = pickle.dumps(_Payload(marker)).hex()
     for structure in (json.dumps({"pickle": smuggled}), smuggled, json.dumps({"tensor": "nope"})):
