@@ -86,3 +86,11 @@ for _name in ("conv", "pooling", "rnn", "attention"):
     for _attr in _public:
         globals()[_attr] = getattr(_mod, _attr)
 del _importlib
+
+from .transformer import (  # noqa: E402,F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
