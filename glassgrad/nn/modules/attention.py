@@ -32,7 +32,7 @@ from ...tensor import Tensor
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .rnn_cells import linear
 
 # NOTE: only the module: the two functions belong to nn.functional, which re-exports them
@@ -346,11 +346,6 @@ def _in_projection_packed(q, k, v, weight, bias):
     w_q, w_k, w_v = weight.chunk(3)
     b_q, b_k, b_v = (None,) * 3 if bias is None else bias.chunk(3)
     return linear(q, w_q.t(), b_q), linear(k, w_k.t(), b_k), linear(v, w_v.t(), b_v)
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """``MultiheadAttention.out_proj``: a plain ``Linear`` under PyTorch's class name, so the repr
-    and state-dict keys (``out_proj.weight``, ``out_proj.bias``) match."""
 
 
 class MultiheadAttention(Module):
