@@ -13,7 +13,7 @@ import torch
 
 import glassgrad
 from tests.oracle import assert_close, copy_params
-from tests.test_nn_attention import _error
+from tests.test_nn_attention import _error, outcome
 
 ATOL = 1e-9
 LIBS = (glassgrad, torch)
@@ -426,3 +426,34 @@ def test_errors_match_torch(case):
         ours = _error(lambda: case(glassgrad))
     assert theirs[0] is not None
     assert ours == theirs
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("case", ["fully_padded", "fully_masked_row", "causal_hint_no_mask"])
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("grad", [False, True])
+def test_encoder_layer_eval_inference_path(case, batch_first, norm_first, grad, rng):
+    """torch's fused encoder layer (eval, no grad, batch first): NaN on fully masked rows,
+    is_causal ignored; with grad or sequence-first, the usual path's zeros and error."""
+    ours, theirs = _pair("TransformerEncoderLayer", 8, 2, 16, batch_first=batch_first,
+                         norm_first=norm_first)
+    x = rng.standard_normal((2, 4, 8) if batch_first else (4, 2, 8))
+    kpm = np.zeros((2, 4), dtype=bool)
+    kpm[1] = True
+    row = np.zeros((4, 4), dtype=bool)
+    row[2] = True
+    res = []
+    for lib, module in ((glassgrad, ours), (torch, theirs)):
+        module.eval()
+        kwargs = {"fully_padded": {"src_key_padding_mask": lib.tensor(kpm)},
+                  "fully_masked_row": {"src_mask": lib.tensor(row)},
+                  "causal_hint_no_mask": {"is_causal": True}}[case]
+        with lib.set_grad_enabled(grad):
+            res.append(outcome(module, (lib.tensor(x),), kwargs))
+    if isinstance(res[1], tuple):
+        assert res[0] == res[1]
+        return
+    res = [r.detach().numpy() for r in res]
+    np.testing.assert_allclose(res[0], res[1], atol=1e-9)
+    assert np.isnan(res[0]).any() == np.isnan(res[1]).any()

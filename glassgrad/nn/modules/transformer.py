@@ -7,10 +7,11 @@ construction order, so the same seed gives the same weights and the state-dict k
 PyTorch's. No derivative code.
 
 NOTE [Transformer fast paths]: in eval mode with nothing requiring grad, PyTorch swaps in fused
-kernels (``_transformer_encoder_layer_fwd``, ``_native_multi_head_attention``) that compute the
-same numbers as the training path, so glassgrad always runs the training path. One fast path
-changes the numbers and is reproduced: ``TransformerEncoder`` with ``use_nested_tensor`` and a
-left-aligned ``src_key_padding_mask`` runs the layers on a nested tensor, so padded positions
+kernels (``_transformer_encoder_layer_fwd``, ``_native_multi_head_attention``). They compute the
+training path's numbers except on fully masked rows and ``is_causal`` (NOTE [Fully masked rows]
+in attention.py), so glassgrad runs the training path with those two differences. One more fast
+path changes the numbers and is reproduced: ``TransformerEncoder`` with ``use_nested_tensor`` and
+a left-aligned ``src_key_padding_mask`` runs the layers on a nested tensor, so padded positions
 come out as zeros before the final ``norm``.
 """
 
@@ -23,13 +24,12 @@ import numpy as np
 
 from ..._factories import full
 from ...amp.autocast import is_autocast_enabled
-from ...autograd.grad_mode import is_grad_enabled
 from ...ops.diagonal import triu
 from ...ops.elementwise import where
 from .. import functional as F
 from ..init import xavier_uniform_
 from ..module import Module
-from .attention import MultiheadAttention, _canonical_mask
+from .attention import MultiheadAttention, _canonical_mask, fastpath_enabled, needs_grad
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -119,6 +119,22 @@ def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False):
     return self.dropout1(x)
 
 
+def _fused_sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False):
+    """The self-attention of PyTorch's fused encoder layer: no ``is_causal``, a plain softmax
+    (NOTE [Fully masked rows] in attention.py); dropout is off in eval mode anyway."""
+    return self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                          need_weights=True)[0]
+
+
+def _layer_tensors(layer, src) -> tuple:
+    """What PyTorch checks for ``requires_grad`` before its fused encoder kernels."""
+    attn = layer.self_attn
+    return (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+            attn.out_proj.bias, layer.norm1.weight, layer.norm1.bias, layer.norm2.weight,
+            layer.norm2.bias, layer.linear1.weight, layer.linear1.bias, layer.linear2.weight,
+            layer.linear2.bias)
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with dropout, a residual and a LayerNorm
     (after each block, or before it with ``norm_first``) (``torch.nn.TransformerEncoderLayer``).
@@ -157,14 +173,30 @@ class TransformerEncoderLayer(Module):
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
         src_mask, src_key_padding_mask = _canonical_pair(
             src_mask, src_key_padding_mask, src.dtype, "src_mask", "src_key_padding_mask")
+        sa_block = self._sa_block
+        if self._fused_path(src):
+            sa_block = _fused_sa_block.__get__(self)  # NOTE [Transformer fast paths]
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            x = x + sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             x = x + self._ff_block(self.norm2(x))
         else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+            x = self.norm1(x + sa_block(x, src_mask, src_key_padding_mask, is_causal))
             x = self.norm2(x + self._ff_block(x))
         return x
+
+    def _fused_path(self, src) -> bool:
+        """Whether PyTorch would run ``_transformer_encoder_layer_fwd`` here (NOTE [Transformer
+        fast paths]): eval, batched batch-first input, biases, relu or gelu, one eps, an even
+        head count, no forward hooks, nothing that needs a gradient."""
+        attn = self.self_attn
+        if (src.dim() != 3 or self.training or not attn.batch_first or attn.in_proj_bias is None
+                or not attn._qkv_same_embed_dim or not self.activation_relu_or_gelu
+                or self.norm1.eps != self.norm2.eps or attn.num_heads % 2
+                or is_autocast_enabled() or not fastpath_enabled()
+                or any(m._forward_hooks or m._forward_pre_hooks for m in self.modules())):
+            return False
+        return not needs_grad(_layer_tensors(self, src))
 
     _sa_block = _sa_block
 
@@ -254,17 +286,13 @@ class TransformerEncoder(Module):
         """The non-padded positions ``(N, S)`` when PyTorch would go through nested tensors,
         else None (NOTE [Transformer fast paths])."""
         if (not getattr(self, "use_nested_tensor", False) or first.training or src.dim() != 3
-                or key_padding_mask is None or mask is not None or is_autocast_enabled()):
+                or key_padding_mask is None or mask is not None or is_autocast_enabled()
+                or not fastpath_enabled()):
             return None
         valid = key_padding_mask._array == 0  # PyTorch's mask.logical_not()
         if getattr(self, "mask_check", True) and not np.all(valid[:, 1:] <= valid[:, :-1]):
             return None  # not left-aligned
-        attn = first.self_attn
-        args = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
-                attn.out_proj.bias, first.norm1.weight, first.norm1.bias, first.norm2.weight,
-                first.norm2.bias, first.linear1.weight, first.linear1.bias, first.linear2.weight,
-                first.linear2.bias)
-        if is_grad_enabled() and any(a is not None and a.requires_grad for a in args):
+        if needs_grad(_layer_tensors(first, src)):
             return None
         if not first.self_attn.batch_first:
             valid = valid.T
