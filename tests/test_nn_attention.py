@@ -3,6 +3,8 @@ input and parameter gradients, masks of every kind, and PyTorch's error messages
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -351,3 +353,47 @@ def test_mha_setstate_defaults_qkv_same_embed_dim():
     fresh = MultiheadAttention.__new__(MultiheadAttention)
     fresh.__setstate__(state)
     assert fresh._qkv_same_embed_dim is True
+
+
+@pytest.mark.parametrize("query_dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("mask_dtype", ["float64", "float32", "bfloat16", "float16"])
+def test_sdpa_mask_dtypes_like_torch(query_dtype, mask_dtype, rng):
+    """A float32 mask goes with any query dtype, other float masks only with their own."""
+    q, mask = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 3))
+    res = []
+    for lib, f in ((glassgrad, scaled_dot_product_attention),
+                   (torch, TF.scaled_dot_product_attention)):
+        x = lib.tensor(q).to(getattr(lib, query_dtype))
+        res.append(outcome(f, (x, x, x), {"attn_mask": lib.tensor(mask).to(
+            getattr(lib, mask_dtype))}))
+    if isinstance(res[1], tuple):
+        assert res[0] == res[1]
+        return
+    assert str(res[0].dtype).split(".")[-1] == str(res[1].dtype).split(".")[-1]
+    tol = 1e-9 if query_dtype == "float64" else 5e-2 if query_dtype in ("bfloat16",
+                                                                        "float16") else 1e-5
+    assert_close(res[0], res[1], atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("masks", ["attn32", "padding32", "attn32_padding64"])
+def test_mha_float32_masks_on_float64_like_torch(need_weights, masks, rng):
+    ours, theirs = _pair(8, 2)
+    x, attn = rng.standard_normal((5, 3, 8)), rng.standard_normal((5, 5))
+    res = []
+    for lib, module in ((glassgrad, ours), (torch, theirs)):
+        kwargs = {"need_weights": need_weights}
+        if masks.startswith("attn32"):
+            kwargs["attn_mask"] = lib.tensor(attn, dtype=lib.float32)
+        if masks == "padding32":
+            kwargs["key_padding_mask"] = lib.zeros(3, 5, dtype=lib.float32)
+        if masks == "attn32_padding64":
+            kwargs["key_padding_mask"] = lib.zeros(3, 5, dtype=lib.float64)
+        q = lib.tensor(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res.append(outcome(module, (q, q, q), kwargs))
+    if isinstance(res[1][0], type):
+        assert res[0] == res[1]
+        return
+    assert_close(res[0][0], res[1][0], atol=1e-6, what="output")

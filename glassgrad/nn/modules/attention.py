@@ -101,7 +101,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_c10(query)} key.dtype: {_c10(key)} and value.dtype: {_c10(value)} instead."
         )
-    if attn_mask is not None and attn_mask.dtype != dtypes.bool and attn_mask.dtype != query.dtype:
+    # NOTE: "float" is float32, allowed with any query dtype; the scores keep the query's dtype
+    if attn_mask is not None and attn_mask.dtype not in (dtypes.bool, dtypes.float32, query.dtype):
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
             f"attn_mask.dtype: {_c10(attn_mask)} and  query.dtype: {_c10(query)} instead."
@@ -123,7 +124,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         if attn_mask.dtype == dtypes.bool:
             scores = scores + _neg_inf_where(~attn_mask._array, query.dtype)
         else:
-            scores = scores + attn_mask
+            scores = scores + attn_mask.to(query.dtype)
     weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         from .. import functional as F
@@ -317,6 +318,11 @@ def multi_head_attention_forward(
     if need_weights:
         scores = matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
         if attn_mask is not None:
+            if attn_mask.dtype != q.dtype:  # PyTorch's baddbmm(attn_mask, q, k^T) refuses it
+                raise RuntimeError(
+                    f"Input dtypes must be the same, got: input {_c10(attn_mask)}, batch1: "
+                    f"{_c10(q)}, batch2: {_c10(k)}"
+                )
             scores = attn_mask + scores
         weights = softmax(scores, -1)  # NOTE [Fully masked rows]: NaN here, as in PyTorch
         if dropout_p > 0.0:
