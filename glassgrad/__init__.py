@@ -110,6 +110,14 @@ def numel(input) -> int:
     return input.numel()
 
 
+# issue 14, lane xformer
+from .nn._functional_shuffle import (  # noqa: E402,F401 - torch.pixel_shuffle etc.
+    channel_shuffle,
+    native_channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -72,7 +72,8 @@ from .sparse import Embedding  # noqa: F401
 
 # NOTE: the convolution/pooling and recurrent/attention families are written separately; each is
 # picked up once its file exists. Only a missing file is tolerated, never an error inside one.
-for _name in ("conv", "pooling", "rnn", "attention"):
+for _name in ("conv", "pooling", "rnn", "attention", "padding", "distance", "pixelshuffle",
+              "channelshuffle"):
     try:
         _mod = _importlib.import_module(f"{__name__}.{_name}")
     except ModuleNotFoundError as _e:
