@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import glassgrad
+from tests.nn_oracle import check_module
 from tests.oracle import assert_close, copy_params
 from tests.test_nn_attention import _error, outcome
 
@@ -125,6 +126,29 @@ def test_encoder_layer_activations(activation, rng):
     assert mods[1].activation_relu_or_gelu == mods[0].activation_relu_or_gelu
     res = (mods[1], mods[0])
     _compare(res, [rng.standard_normal((4, 2, 8))], {}, what=activation)
+
+
+@pytest.mark.parametrize("activation", ["default", "relu", "gelu", "F.gelu"])
+def test_activation_attribute_is_the_public_function(activation):
+    for lib in LIBS:
+        kwargs = {} if activation == "default" else {"activation": ACTIVATIONS[activation](lib)}
+        for cls in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
+            layer = getattr(lib.nn, cls)(8, 2, 16, **kwargs)
+            expected = lib.nn.functional.gelu if "gelu" in activation else lib.nn.functional.relu
+            assert layer.activation is expected, (lib.__name__, cls, activation)
+
+
+def test_transformer_float32_matches_torch(rng):
+    src, tgt = rng.standard_normal((5, 2, 8)), rng.standard_normal((3, 2, 8))
+
+    def make(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.nn.Transformer(8, 2, 2, 2, 16, dropout=0.0, norm_first=True)
+
+    check_module(make, [src, tgt], dtypes=(np.float32,), tol=(5e-5, 5e-4))
+    layer = glassgrad.nn.TransformerEncoderLayer(8, 2, 16, dtype=glassgrad.float64, device="cpu")
+    assert {str(p.dtype) for p in layer.parameters()} == {"glassgrad.float64"}
 
 
 def test_encoder_layer_unbatched(rng):

@@ -29,6 +29,7 @@ from ...ops.elementwise import where
 from .. import functional as F
 from ..init import xavier_uniform_
 from ..module import Module
+from .activation import GELU, ReLU
 from .attention import MultiheadAttention, _canonical_mask, fastpath_enabled, needs_grad
 from .container import ModuleList
 from .dropout import Dropout
@@ -67,16 +68,21 @@ def _get_activation_fn(activation: str):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
+def _public(activation):
+    """The public ``F.relu``/``F.gelu`` for their raw functions (a default argument captured
+    the raw one before the argument checks wrapped it), so ``layer.activation is F.relu`` as in
+    PyTorch."""
+    for public in (F.relu, F.gelu):
+        if activation is getattr(public, "__wrapped__", public):
+            return public
+    return activation
+
+
 def _relu_or_gelu(activation) -> int:
     """PyTorch's ``activation_relu_or_gelu``: 1 for relu, 2 for gelu, 0 for anything else."""
-    from .activation import GELU, ReLU
-
-    # NOTE: the public F.relu wraps the raw function (argument checks); a default argument
-    # captured the raw one, so both count.
-    raw = getattr(activation, "__wrapped__", activation)
-    if raw is F.relu.__wrapped__ or isinstance(activation, ReLU):
+    if activation is F.relu or isinstance(activation, ReLU):
         return 1
-    if raw is F.gelu.__wrapped__ or isinstance(activation, GELU):
+    if activation is F.gelu or isinstance(activation, GELU):
         return 2
     return 0
 
@@ -160,8 +166,8 @@ class TransformerEncoderLayer(Module):
                                             batch_first=batch_first, **factory)
         _add_feed_forward_and_norms(self, 2, d_model, dim_feedforward, dropout, layer_norm_eps,
                                     norm_first, bias, factory)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
+        activation = (_get_activation_fn(activation) if isinstance(activation, str)
+                      else _public(activation))
         self.activation_relu_or_gelu = _relu_or_gelu(activation)
         self.activation = activation
 
@@ -326,7 +332,7 @@ class TransformerDecoderLayer(Module):
         _add_feed_forward_and_norms(self, 3, d_model, dim_feedforward, dropout, layer_norm_eps,
                                     norm_first, bias, factory)
         self.activation = (_get_activation_fn(activation) if isinstance(activation, str)
-                           else activation)
+                           else _public(activation))
 
     def __setstate__(self, state) -> None:
         state.setdefault("activation", F.relu)
