@@ -281,6 +281,9 @@ class TransformerEncoder(Module):
             output = mod(output, src_mask=mask, is_causal=is_causal,
                          src_key_padding_mask=src_key_padding_mask)
         if valid is not None:
+            if not valid.any():
+                raise RuntimeError("to_padded_tensor: at least one constituent tensor should "
+                                   "have non-zero numel")
             # NOTE [Transformer fast paths]: the padding mask did what the nested tensor's
             # lengths do; to_padded_tensor(0.0) then zeroes the padded positions
             output = where(valid[..., None], output, 0.0)
