@@ -132,6 +132,13 @@ from math import e, inf, nan, pi  # noqa: E402,F401 - torch.pi etc. are Python f
 newaxis = None
 # issue 14, lane onnx
 from . import onnx  # noqa: E402, F401 - torch.onnx.export
+# issue 14, lane xformer
+from .nn._functional_shuffle import (  # noqa: E402,F401 - torch.pixel_shuffle etc.
+    channel_shuffle,
+    native_channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 

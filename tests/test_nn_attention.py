@@ -3,6 +3,8 @@ input and parameter gradients, masks of every kind, and PyTorch's error messages
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -105,12 +107,24 @@ def test_sdpa_dropout_changes_output(rng):
     assert not np.allclose(plain.numpy(), dropped.numpy())
 
 
+def _describe(e):
+    return type(e), str(e).split("\nglassgrad:")[0].replace("glassgrad.", "torch.")
+
+
 def _error(fn):
     try:
         fn()
     except Exception as e:  # noqa: BLE001 - the error itself is what is compared
-        return type(e), str(e).split("\nglassgrad:")[0].replace("glassgrad.", "torch.")
+        return _describe(e)
     return None, None
+
+
+def outcome(fn, args, kwargs):
+    """``fn(*args, **kwargs)``, or its error as ``(type, message)``."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - the error itself is what is compared
+        return _describe(e)
 
 
 @pytest.mark.parametrize("case", [
@@ -278,3 +292,108 @@ def test_mha_errors_match_torch(case):
     ours = _error(lambda: run(glassgrad))
     assert theirs[0] is not None
     assert ours == theirs
+
+
+# --- PyTorch's fused inference path (NOTE [Fully masked rows]) ----------------------------------
+FAST_CASES = {
+    "fully_padded": lambda lib, kpm: {"key_padding_mask": lib.tensor(kpm)},
+    "bool_attn": lambda lib, kpm: {"attn_mask": lib.tensor(np.eye(4, dtype=bool))},
+    "float_padding": lambda lib, kpm: {
+        "key_padding_mask": lib.tensor(np.where(kpm, -np.inf, 0.0))},
+    "causal_hint_no_mask": lambda lib, kpm: {"is_causal": True},
+}
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("case", list(FAST_CASES))
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("grad", [False, True])
+def test_mha_eval_inference_path_like_torch(case, batch_first, need_weights, grad, rng):
+    """Eval mode, no grad, batch-first self-attention: torch's fused kernel gives NaN on a fully
+    masked row even without weights and ignores is_causal; elsewhere the usual path."""
+    ours, theirs = _pair(8, 2, batch_first=batch_first)
+    x = rng.standard_normal((2, 4, 8) if batch_first else (4, 2, 8))
+    kpm = np.zeros((2, 4), dtype=bool)
+    kpm[0] = True
+    res = []
+    for lib, module in ((glassgrad, ours), (torch, theirs)):
+        module.eval()
+        q = lib.tensor(x)
+        with lib.set_grad_enabled(grad):
+            res.append(outcome(module, (q, q, q),
+                               dict(need_weights=need_weights, **FAST_CASES[case](lib, kpm))))
+    if isinstance(res[1][0], type):
+        assert res[0] == res[1]
+        return
+    (oa, wa), (ob, wb) = res
+    np.testing.assert_allclose(oa.detach().numpy(), ob.detach().numpy(), atol=ATOL)
+    assert (wa is None) == (wb is None)
+    if wa is not None:
+        np.testing.assert_allclose(wa.detach().numpy(), wb.detach().numpy(), atol=ATOL)
+
+
+@pytest.mark.parametrize("attn, kpm", [(None, None), (None, "kpm"), ("2d", None),
+                                       ("3d", None), ("2d", "kpm"), ("3d", "kpm")])
+def test_mha_merge_masks_like_torch(attn, kpm, rng):
+    ours, theirs = _pair(8, 2, batch_first=True)
+    x = rng.standard_normal((3, 4, 8))
+    attn_arr = {"2d": rng.standard_normal((4, 4)), "3d": rng.standard_normal((6, 4, 4))}.get(attn)
+    kpm_arr = rng.standard_normal((3, 4)) if kpm else None
+    res = [m.merge_masks(_mask(lib, attn_arr), _mask(lib, kpm_arr), lib.tensor(x))
+           for lib, m in ((glassgrad, ours), (torch, theirs))]
+    assert res[0][1] == res[1][1]
+    assert_close(res[0][0], res[1][0], atol=0, rtol=0)
+
+
+def test_mha_setstate_defaults_qkv_same_embed_dim():
+    mha = MultiheadAttention(4, 2)
+    state = dict(vars(mha))
+    del state["_qkv_same_embed_dim"]
+    fresh = MultiheadAttention.__new__(MultiheadAttention)
+    fresh.__setstate__(state)
+    assert fresh._qkv_same_embed_dim is True
+
+
+@pytest.mark.parametrize("query_dtype", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("mask_dtype", ["float64", "float32", "bfloat16", "float16"])
+def test_sdpa_mask_dtypes_like_torch(query_dtype, mask_dtype, rng):
+    """A float32 mask goes with any query dtype, other float masks only with their own."""
+    q, mask = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 3))
+    res = []
+    for lib, f in ((glassgrad, scaled_dot_product_attention),
+                   (torch, TF.scaled_dot_product_attention)):
+        x = lib.tensor(q).to(getattr(lib, query_dtype))
+        res.append(outcome(f, (x, x, x), {"attn_mask": lib.tensor(mask).to(
+            getattr(lib, mask_dtype))}))
+    if isinstance(res[1], tuple):
+        assert res[0] == res[1]
+        return
+    assert str(res[0].dtype).split(".")[-1] == str(res[1].dtype).split(".")[-1]
+    tol = 1e-9 if query_dtype == "float64" else 5e-2 if query_dtype in ("bfloat16",
+                                                                        "float16") else 1e-5
+    assert_close(res[0], res[1], atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("masks", ["attn32", "padding32", "attn32_padding64"])
+def test_mha_float32_masks_on_float64_like_torch(need_weights, masks, rng):
+    ours, theirs = _pair(8, 2)
+    x, attn = rng.standard_normal((5, 3, 8)), rng.standard_normal((5, 5))
+    res = []
+    for lib, module in ((glassgrad, ours), (torch, theirs)):
+        kwargs = {"need_weights": need_weights}
+        if masks.startswith("attn32"):
+            kwargs["attn_mask"] = lib.tensor(attn, dtype=lib.float32)
+        if masks == "padding32":
+            kwargs["key_padding_mask"] = lib.zeros(3, 5, dtype=lib.float32)
+        if masks == "attn32_padding64":
+            kwargs["key_padding_mask"] = lib.zeros(3, 5, dtype=lib.float64)
+        q = lib.tensor(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res.append(outcome(module, (q, q, q), kwargs))
+    if isinstance(res[1][0], type):
+        assert res[0] == res[1]
+        return
+    assert_close(res[0][0], res[1][0], atol=1e-6, what="output")

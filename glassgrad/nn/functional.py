@@ -10,6 +10,7 @@ from ._functional_activation import relu_, sigmoid_, tanh_  # noqa: F401
 from ._functional_layers import *
 from ._functional_alpha_dropout import *
 from ._functional_loss import *
+from ._functional_shuffle import *
 
 # NOTE: convolution and pooling functions (conv1d/2d, max_pool2d, ...) come from the conv family;
 # the guard only tolerates that file not existing yet, never an error inside it.

@@ -113,4 +113,13 @@ OPS = [
            _with_kwargs(_pool_input, [{"kernel_size": 2}, {"kernel_size": (2, 3), "padding": 1,
                                                            "stride": 2, "dilation": (1, 2)}])),
     OpInfo("fold", lambda m, x, **k: m.nn.functional.fold(x, **k), _fold_samples),
+    OpInfo("pixel_shuffle", lambda m, x, r: m.nn.functional.pixel_shuffle(x, r),
+           lambda rng: [Sample((arr(rng, 1, 4, 2, 3), 2)), Sample((arr(rng, 2, 1, 9, 2, 1), 3),
+                                                                desc="5-D x3")]),
+    OpInfo("pixel_unshuffle", lambda m, x, r: m.nn.functional.pixel_unshuffle(x, r),
+           lambda rng: [Sample((arr(rng, 1, 2, 4, 2), 2)), Sample((arr(rng, 3, 6, 3), 3),
+                                                                desc="unbatched x3")]),
+    OpInfo("channel_shuffle", lambda m, x, g: m.nn.functional.channel_shuffle(x, g),
+           lambda rng: [Sample((arr(rng, 2, 6, 2), 3)), Sample((arr(rng, 1, 4, 2, 2), 2),
+                                                             desc="4-D")]),
 ]

@@ -1,8 +1,9 @@
 """``glassgrad.nn.modules``: every layer class (``torch.nn.modules``). Re-exports only."""
 
 import importlib as _importlib
+import sys as _sys
 
-from .. import module  # noqa: F401 - torch.nn.modules.module
+from .. import module  # torch.nn.modules.module, also in sys.modules below
 from ..module import Module
 from .activation import (  # noqa: F401
     CELU,
@@ -72,7 +73,8 @@ from .sparse import Embedding  # noqa: F401
 
 # NOTE: the convolution/pooling and recurrent/attention families are written separately; each is
 # picked up once its file exists. Only a missing file is tolerated, never an error inside one.
-for _name in ("conv", "pooling", "rnn", "attention"):
+for _name in ("conv", "pooling", "rnn", "attention", "padding", "distance", "pixelshuffle",
+              "channelshuffle"):
     try:
         _mod = _importlib.import_module(f"{__name__}.{_name}")
     except ModuleNotFoundError as _e:
@@ -87,3 +89,21 @@ for _name in ("conv", "pooling", "rnn", "attention"):
     for _attr in _public:
         globals()[_attr] = getattr(_mod, _attr)
 del _importlib
+
+# NOTE: torch.nn.modules.<file> paths where glassgrad writes the classes in another file (programs
+# name them, e.g. torch.nn.modules.batchnorm._BatchNorm, and checkpoints' allow-lists do);
+# torch.nn.modules.module is glassgrad.nn.module itself.
+from . import batchnorm, fold, instancenorm, upsampling, utils  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+_sys.modules[f"{__name__}.module"] = module
+del _sys
+
+# the layer classes only: a star import must not bind this package's `utils` over nn.utils
+__all__ = [n for n, v in globals().items() if isinstance(v, type) and not n.startswith("_")]

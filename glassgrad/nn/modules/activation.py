@@ -287,3 +287,8 @@ class PReLU(Module):
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
+
+
+# NOTE: torch.nn.modules.activation holds MultiheadAttention; glassgrad writes it with the rest of
+# attention and names it here too.
+from .attention import MultiheadAttention  # noqa: F401

@@ -11,7 +11,11 @@ added to the scores in both.
 NOTE [Fully masked rows]: a query that may attend to nothing gets all ``-inf`` scores. PyTorch's
 ``scaled_dot_product_attention`` (and so ``MultiheadAttention(need_weights=False)``) returns zeros
 for such rows, with zero gradients; ``MultiheadAttention(need_weights=True)`` uses a plain softmax
-and returns NaN. Both behaviours are reproduced.
+and returns NaN. So do PyTorch's fused inference kernels (``_native_multi_head_attention``,
+``_transformer_encoder_layer_fwd``), taken in eval mode without grad for batch-first
+self-attention, even with ``need_weights=False``; they also ignore ``is_causal``. All of it is
+reproduced: ``MultiheadAttention._native_path`` and ``TransformerEncoderLayer._fused_path`` say
+when PyTorch would take those kernels.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import numpy as np
 
 from ... import dtypes
 from ..._factories import empty, zeros
+from ...amp.autocast import is_autocast_enabled
+from ...autograd.grad_mode import is_grad_enabled
 from ...functional import softmax
 from ...ops.elementwise import exp, where
 from ...ops.linalg import matmul
@@ -32,7 +38,7 @@ from ...tensor import Tensor
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .rnn_cells import linear
 
 # NOTE: only the module: the two functions belong to nn.functional, which re-exports them
@@ -95,7 +101,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_c10(query)} key.dtype: {_c10(key)} and value.dtype: {_c10(value)} instead."
         )
-    if attn_mask is not None and attn_mask.dtype != dtypes.bool and attn_mask.dtype != query.dtype:
+    # NOTE: "float" is float32, allowed with any query dtype; the scores keep the query's dtype
+    if attn_mask is not None and attn_mask.dtype not in (dtypes.bool, dtypes.float32, query.dtype):
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
             f"attn_mask.dtype: {_c10(attn_mask)} and  query.dtype: {_c10(query)} instead."
@@ -117,7 +124,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         if attn_mask.dtype == dtypes.bool:
             scores = scores + _neg_inf_where(~attn_mask._array, query.dtype)
         else:
-            scores = scores + attn_mask
+            scores = scores + attn_mask.to(query.dtype)
     weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         from .. import functional as F
@@ -311,6 +318,11 @@ def multi_head_attention_forward(
     if need_weights:
         scores = matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
         if attn_mask is not None:
+            if attn_mask.dtype != q.dtype:  # PyTorch's baddbmm(attn_mask, q, k^T) refuses it
+                raise RuntimeError(
+                    f"Input dtypes must be the same, got: input {_c10(attn_mask)}, batch1: "
+                    f"{_c10(q)}, batch2: {_c10(k)}"
+                )
             scores = attn_mask + scores
         weights = softmax(scores, -1)  # NOTE [Fully masked rows]: NaN here, as in PyTorch
         if dropout_p > 0.0:
@@ -346,11 +358,6 @@ def _in_projection_packed(q, k, v, weight, bias):
     w_q, w_k, w_v = weight.chunk(3)
     b_q, b_k, b_v = (None,) * 3 if bias is None else bias.chunk(3)
     return linear(q, w_q.t(), b_q), linear(k, w_k.t(), b_k), linear(v, w_v.t(), b_v)
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """``MultiheadAttention.out_proj``: a plain ``Linear`` under PyTorch's class name, so the repr
-    and state-dict keys (``out_proj.weight``, ``out_proj.bias``) match."""
 
 
 class MultiheadAttention(Module):
@@ -430,8 +437,52 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
+    def __setstate__(self, state) -> None:
+        state.setdefault("_qkv_same_embed_dim", True)
+        super().__setstate__(state)
+
+    def _native_path(self, query, key, value, attn_mask, key_padding_mask) -> bool:
+        """Whether PyTorch would run ``_native_multi_head_attention`` here (NOTE [Fully masked
+        rows]): eval, batched batch-first self-attention, packed weights with biases, bool or
+        no masks, an even head count, and nothing that needs a gradient."""
+        if ((attn_mask is not None and attn_mask.is_floating_point())
+                or (key_padding_mask is not None and key_padding_mask.is_floating_point())
+                or self.training or query.dim() != 3 or not (query is key and key is value)
+                or not self.batch_first or self.num_heads % 2 or self.bias_k is not None
+                or self.bias_v is not None or self.add_zero_attn or self.in_proj_weight is None
+                or self.in_proj_bias is None or query.dtype != self.in_proj_weight.dtype
+                or query.dtype != self.in_proj_bias.dtype or is_autocast_enabled()
+                or not fastpath_enabled()):
+            return False
+        return not needs_grad((query, self.in_proj_weight, self.in_proj_bias,
+                               self.out_proj.weight, self.out_proj.bias))
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """PyTorch's merged mask for its fused kernel: ``(merged, mask_type)`` with type 1 for a
+        ``(N, S)`` padding mask alone, 2 when ``attn_mask`` is given (expanded to
+        ``(N, heads, L, S)`` and added to the padding mask), ``(None, None)`` without masks
+        (``torch.nn.MultiheadAttention.merge_masks``)."""
+        mask_type = merged = None
+        if key_padding_mask is not None:
+            mask_type, merged = 1, key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                merged = attn_mask.view(1, 1, seq_len, seq_len).expand(
+                    batch_size, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged = merged + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
+                    -1, self.num_heads, -1, -1)
+        return merged, mask_type
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True,
                 attn_mask=None, average_attn_weights: bool = True, is_causal: bool = False):
+        return_weights = need_weights
+        if self._native_path(query, key, value, attn_mask, key_padding_mask):
+            need_weights, is_causal = True, False  # NOTE [Fully masked rows]
         is_batched = query.dim() == 3
         if self.batch_first and is_batched:
             # NOTE: keep `query is key is value` true: the projection is then one matmul
@@ -455,4 +506,20 @@ class MultiheadAttention(Module):
         )
         if self.batch_first and is_batched:
             out = out.transpose(1, 0)
-        return out, weights
+        return out, (weights if return_weights else None)
+
+
+def fastpath_enabled() -> bool:
+    """``torch.backends.mha.get_fastpath_enabled()`` where glassgrad has it, else True (the
+    default): PyTorch's switch for its fused attention kernels."""
+    try:
+        from ...backends import mha
+    except ImportError:
+        return True
+    return mha.get_fastpath_enabled()
+
+
+def needs_grad(tensors) -> bool:
+    """Grad mode is on and one of ``tensors`` (None allowed) requires grad: what keeps PyTorch
+    off its fused inference kernels."""
+    return is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)

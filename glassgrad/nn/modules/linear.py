@@ -1,4 +1,5 @@
-"""Dense layers: ``Identity``, ``Linear``, ``Bilinear`` (``torch.nn.Linear`` ...)."""
+"""Dense layers: ``Identity``, ``Linear``, ``Bilinear`` (``torch.nn.Linear`` ...) and
+``NonDynamicallyQuantizableLinear`` (``torch.nn.modules.linear``)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,13 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """``MultiheadAttention.out_proj``
+    (``torch.nn.modules.linear.NonDynamicallyQuantizableLinear``): a plain ``Linear`` under
+    PyTorch's class name, so the repr and state-dict keys (``out_proj.weight``, ``out_proj.bias``)
+    match."""
 
 
 class Bilinear(Module):
