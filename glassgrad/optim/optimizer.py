@@ -109,6 +109,18 @@ def _grad_view(p: Tensor, maximize: bool, weight_decay: float):
     return g
 
 
+def _restore_state(optimizer: "Optimizer", **group_defaults) -> None:
+    """After ``__setstate__``: fill group options an older state dict lacks and turn a numeric
+    ``state['step']`` into PyTorch's 0-d tensor."""
+    for group in optimizer.param_groups:
+        for key, value in group_defaults.items():
+            group.setdefault(key, value)
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, [])
+            if len(p_state) != 0 and not isinstance(p_state.get("step", 0), Tensor):
+                p_state["step"] = _step_tensor(float(p_state["step"]))
+
+
 def _use_grad_for_differentiable(step):
     """Run ``step`` with grad mode off (PyTorch's decorator of the same name; ``differentiable``
     is not supported, so the mode is always off)."""

@@ -1,0 +1,122 @@
+"""The optimizers added for real programs (Adadelta, Adamax, ASGD, NAdam, RAdam, Rprop) against
+torch: trajectories and state step by step, float32, state-dict round trips, torch's own state
+dicts, param groups, constructor errors. Helpers come from test_optim.py."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+import glassgrad
+from tests.oracle import to_np
+from tests.test_optim import (
+    _arrays,
+    _assert_state,
+    _assert_traj,
+    _error,
+    _from_torch_state_dict,
+    _params,
+    _run,
+    _train,
+)
+
+CASES = [
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.5, "eps": 1e-4}),
+    ("Adadelta", {"lr": 0.5, "weight_decay": 0.1, "maximize": True}),
+    ("Adadelta", {"lr": 0.5, "foreach": False, "capturable": False}),
+]
+CASE_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for name, kw in CASES]
+NAMES = sorted({name for name, _ in CASES})
+
+
+def _first(name):
+    return next(c for c in CASES if c[0] == name and c[1])
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=CASE_IDS)
+def test_trajectory_and_state_match_torch(name, kwargs):
+    ps_a, opt_a, traj_a = _run(glassgrad, name, kwargs, steps=12)
+    ps_b, opt_b, traj_b = _run(torch, name, kwargs, steps=12)
+    _assert_traj(traj_a, traj_b, atol=1e-12, rtol=1e-10)
+    _assert_state(opt_a, opt_b)
+    for a, b in zip(ps_a, ps_b):
+        assert a._version == b._version
+    assert opt_a._step_count == 12
+    assert repr(opt_a) == repr(opt_b)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_trajectory_matches_torch(name):
+    kwargs = _first(name)[1]
+    _, opt_a, traj_a = _run(glassgrad, name, kwargs, dtype=np.float32)
+    _, opt_b, traj_b = _run(torch, name, kwargs, dtype=np.float32)
+    assert opt_a.param_groups[0]["params"][0].dtype == glassgrad.float32
+    _assert_traj(traj_a, traj_b, atol=1e-5, rtol=1e-5)
+    _assert_state(opt_a, opt_b, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_dict_round_trip_continues_identically(name):
+    kwargs = _first(name)[1]
+    _, opt_b, traj_b = _run(torch, name, kwargs, steps=10)
+    ps_a, opt_a, traj_a = _run(glassgrad, name, kwargs, steps=5)
+    saved = copy.deepcopy(opt_a.state_dict())
+    fresh = [glassgrad.from_numpy(to_np(p).copy()).requires_grad_() for p in ps_a]
+    opt_new = getattr(glassgrad.optim, name)(fresh, **kwargs)
+    opt_new.load_state_dict(saved)
+    traj_a += _train(glassgrad, opt_new, fresh, 5)
+    _assert_traj(traj_a, traj_b, atol=1e-12, rtol=1e-10)
+    _assert_state(opt_new, opt_b)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_loads_a_torch_state_dict(name):
+    kwargs = _first(name)[1]
+    ps_b, opt_b, _ = _run(torch, name, kwargs, steps=5)
+    converted = _from_torch_state_dict(opt_b.state_dict())
+    ps_a = [glassgrad.from_numpy(p.detach().numpy().copy()).requires_grad_() for p in ps_b]
+    opt_a = getattr(glassgrad.optim, name)(ps_a, **kwargs)
+    opt_a.load_state_dict(converted)
+    _assert_traj(
+        _train(glassgrad, opt_a, ps_a, 5), _train(torch, opt_b, ps_b, 5), atol=1e-12, rtol=1e-10
+    )
+    _assert_state(opt_a, opt_b)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_param_groups_and_add_param_group(name):
+    kwargs = _first(name)[1]
+
+    def run(lib):
+        ps = _params(lib, _arrays())
+        opt = getattr(lib.optim, name)([{"params": [ps[0]], "lr": 0.03}], **kwargs)
+        traj = _train(lib, opt, ps, 3)
+        opt.add_param_group({"params": ps[1:], "weight_decay": 0.2})
+        return opt, traj + _train(lib, opt, ps, 4)
+
+    (opt_a, traj_a), (opt_b, traj_b) = run(glassgrad), run(torch)
+    _assert_traj(traj_a, traj_b, atol=1e-12, rtol=1e-10)
+    _assert_state(opt_a, opt_b)
+
+
+def _one(lib):
+    return [lib.ones(2, requires_grad=True)]
+
+
+ERRORS = {
+    "adadelta-lr": lambda lib: lib.optim.Adadelta(_one(lib), lr=-1),
+    "adadelta-rho": lambda lib: lib.optim.Adadelta(_one(lib), rho=1.5),
+    "adadelta-eps": lambda lib: lib.optim.Adadelta(_one(lib), eps=-1),
+    "adadelta-wd": lambda lib: lib.optim.Adadelta(_one(lib), weight_decay=-1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_constructor_errors_match_torch(case):
+    theirs = _error(lambda: ERRORS[case](torch))
+    assert theirs is not None
+    assert _error(lambda: ERRORS[case](glassgrad)) == theirs
