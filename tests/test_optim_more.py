@@ -28,6 +28,24 @@ CASES = [
     ("Adadelta", {"lr": 0.5, "rho": 0.5, "eps": 1e-4}),
     ("Adadelta", {"lr": 0.5, "weight_decay": 0.1, "maximize": True}),
     ("Adadelta", {"lr": 0.5, "foreach": False, "capturable": False}),
+    ("Adamax", {}),
+    ("Adamax", {"lr": 0.05, "betas": (0.8, 0.9), "weight_decay": 0.1}),
+    ("Adamax", {"lr": 0.05, "eps": 1e-2, "maximize": True}),
+    ("ASGD", {}),
+    ("ASGD", {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 4}),
+    ("ASGD", {"lr": 0.05, "t0": 0, "weight_decay": 0.1, "maximize": True}),
+    ("NAdam", {}),
+    ("NAdam", {"lr": 0.05, "betas": (0.8, 0.9), "momentum_decay": 0.1}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1}),
+    ("NAdam", {"lr": 0.05, "weight_decay": 0.1, "decoupled_weight_decay": True, "maximize": True}),
+    ("RAdam", {}),
+    ("RAdam", {"lr": 0.05, "betas": (0.5, 0.6)}),  # rho_t > 5 from step 2 on
+    ("RAdam", {"lr": 0.05, "betas": (0.8, 0.9), "weight_decay": 0.1}),
+    ("RAdam", {"lr": 0.05, "betas": (0.5, 0.6), "weight_decay": 0.1,
+               "decoupled_weight_decay": True, "maximize": True}),
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2)}),
+    ("Rprop", {"lr": 0.05, "maximize": True}),
 ]
 CASE_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for name, kw in CASES]
 NAMES = sorted({name for name, _ in CASES})
@@ -61,26 +79,34 @@ def test_float32_trajectory_matches_torch(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_state_dict_round_trip_continues_identically(name):
+    """Five steps, state_dict into a fresh optimizer on fresh parameters, five more: on both
+    libraries (loading casts floating state such as ASGD's eta to the parameters' dtype)."""
     kwargs = _first(name)[1]
-    _, opt_b, traj_b = _run(torch, name, kwargs, steps=10)
-    ps_a, opt_a, traj_a = _run(glassgrad, name, kwargs, steps=5)
-    saved = copy.deepcopy(opt_a.state_dict())
-    fresh = [glassgrad.from_numpy(to_np(p).copy()).requires_grad_() for p in ps_a]
-    opt_new = getattr(glassgrad.optim, name)(fresh, **kwargs)
-    opt_new.load_state_dict(saved)
-    traj_a += _train(glassgrad, opt_new, fresh, 5)
+
+    def run(lib):
+        ps, opt, traj = _run(lib, name, kwargs, steps=5)
+        saved = copy.deepcopy(opt.state_dict())
+        fresh = [lib.from_numpy(to_np(p).copy()).requires_grad_() for p in ps]
+        opt_new = getattr(lib.optim, name)(fresh, **kwargs)
+        opt_new.load_state_dict(saved)
+        return opt_new, traj + _train(lib, opt_new, fresh, 5)
+
+    (opt_a, traj_a), (opt_b, traj_b) = run(glassgrad), run(torch)
     _assert_traj(traj_a, traj_b, atol=1e-12, rtol=1e-10)
-    _assert_state(opt_new, opt_b)
+    _assert_state(opt_a, opt_b)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_loads_a_torch_state_dict(name):
     kwargs = _first(name)[1]
     ps_b, opt_b, _ = _run(torch, name, kwargs, steps=5)
-    converted = _from_torch_state_dict(opt_b.state_dict())
+    opt_b_sd = opt_b.state_dict()
+    converted = _from_torch_state_dict(opt_b_sd)
     ps_a = [glassgrad.from_numpy(p.detach().numpy().copy()).requires_grad_() for p in ps_b]
     opt_a = getattr(glassgrad.optim, name)(ps_a, **kwargs)
     opt_a.load_state_dict(converted)
+    opt_b = getattr(torch.optim, name)(ps_b, **kwargs)  # torch loads it too (it casts eta, ...)
+    opt_b.load_state_dict(copy.deepcopy(opt_b_sd))
     _assert_traj(
         _train(glassgrad, opt_a, ps_a, 5), _train(torch, opt_b, ps_b, 5), atol=1e-12, rtol=1e-10
     )
@@ -112,6 +138,16 @@ ERRORS = {
     "adadelta-rho": lambda lib: lib.optim.Adadelta(_one(lib), rho=1.5),
     "adadelta-eps": lambda lib: lib.optim.Adadelta(_one(lib), eps=-1),
     "adadelta-wd": lambda lib: lib.optim.Adadelta(_one(lib), weight_decay=-1),
+    "adamax-beta": lambda lib: lib.optim.Adamax(_one(lib), betas=(0.9, 1.0)),
+    "adamax-eps": lambda lib: lib.optim.Adamax(_one(lib), eps=-1),
+    "asgd-lr": lambda lib: lib.optim.ASGD(_one(lib), lr=-1),
+    "asgd-wd": lambda lib: lib.optim.ASGD(_one(lib), weight_decay=-1),
+    "nadam-momentum-decay": lambda lib: lib.optim.NAdam(_one(lib), momentum_decay=-1),
+    "nadam-beta": lambda lib: lib.optim.NAdam(_one(lib), betas=(-0.1, 0.9)),
+    "radam-wd": lambda lib: lib.optim.RAdam(_one(lib), weight_decay=-0.1),
+    "radam-lr-tensor": lambda lib: lib.optim.RAdam(_one(lib), lr=lib.ones(2)),
+    "rprop-etas": lambda lib: lib.optim.Rprop(_one(lib), etas=(0.5, 0.9)),
+    "rprop-lr": lambda lib: lib.optim.Rprop(_one(lib), lr=-0.1),
 }
 
 

@@ -10,6 +10,8 @@ from .optimizer import (
     Optimizer,
     _bump,
     _check_differentiable,
+    _check_lr,
+    _check_nonnegative,
     _evaluate_closure,
     _grad_view,
     _restore_state,
@@ -53,16 +55,11 @@ class Adadelta(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(epsilon=eps)
+        _check_nonnegative(weight_decay=weight_decay)
         _check_differentiable(differentiable)
         defaults = {
             "lr": lr,
