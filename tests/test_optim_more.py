@@ -1,6 +1,6 @@
-"""The optimizers added for real programs (Adadelta, Adamax, ASGD, NAdam, RAdam, Rprop) against
-torch: trajectories and state step by step, float32, state-dict round trips, torch's own state
-dicts, param groups, constructor errors. Helpers come from test_optim.py."""
+"""The optimizers added for real programs (Adadelta, Adafactor, Adamax, ASGD, NAdam, RAdam,
+Rprop) against torch: trajectories and state step by step, float32, state-dict round trips,
+torch's own state dicts, param groups, constructor errors. Helpers come from test_optim.py."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ CASES = [
     ("Adadelta", {"lr": 0.5, "rho": 0.5, "eps": 1e-4}),
     ("Adadelta", {"lr": 0.5, "weight_decay": 0.1, "maximize": True}),
     ("Adadelta", {"lr": 0.5, "foreach": False, "capturable": False}),
+    ("Adafactor", {}),
+    ("Adafactor", {"lr": 0.05, "beta2_decay": -0.5, "eps": (1e-6, 1e-2), "d": 1.5}),
+    ("Adafactor", {"lr": 0.05, "weight_decay": 0.1, "maximize": True}),
     ("Adamax", {}),
     ("Adamax", {"lr": 0.05, "betas": (0.8, 0.9), "weight_decay": 0.1}),
     ("Adamax", {"lr": 0.05, "eps": 1e-2, "maximize": True}),
@@ -138,6 +141,10 @@ ERRORS = {
     "adadelta-rho": lambda lib: lib.optim.Adadelta(_one(lib), rho=1.5),
     "adadelta-eps": lambda lib: lib.optim.Adadelta(_one(lib), eps=-1),
     "adadelta-wd": lambda lib: lib.optim.Adadelta(_one(lib), weight_decay=-1),
+    "adafactor-lr": lambda lib: lib.optim.Adafactor(_one(lib), lr=-1),
+    "adafactor-beta2-decay": lambda lib: lib.optim.Adafactor(_one(lib), beta2_decay=0.5),
+    "adafactor-eps1": lambda lib: lib.optim.Adafactor(_one(lib), eps=(-1, 1e-3)),
+    "adafactor-d": lambda lib: lib.optim.Adafactor(_one(lib), d=0.5),
     "adamax-beta": lambda lib: lib.optim.Adamax(_one(lib), betas=(0.9, 1.0)),
     "adamax-eps": lambda lib: lib.optim.Adamax(_one(lib), eps=-1),
     "asgd-lr": lambda lib: lib.optim.ASGD(_one(lib), lr=-1),
