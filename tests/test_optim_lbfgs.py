@@ -182,7 +182,8 @@ def test_lbfgs_stops_at_an_optimum_like_torch():
 
 ERRORS = {
     "groups": lambda lib: lib.optim.LBFGS(
-        [{"params": [lib.ones(2, requires_grad=True)]}, {"params": [lib.ones(2, requires_grad=True)]}]
+        [{"params": [lib.ones(2, requires_grad=True)]},
+         {"params": [lib.ones(2, requires_grad=True)]}]
     ),
     "lr": lambda lib: lib.optim.LBFGS([lib.ones(2, requires_grad=True)], lr=-0.1),
     "line-search": lambda lib: _bad_line_search(lib),

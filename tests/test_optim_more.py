@@ -163,3 +163,53 @@ def test_constructor_errors_match_torch(case):
     theirs = _error(lambda: ERRORS[case](torch))
     assert theirs is not None
     assert _error(lambda: ERRORS[case](glassgrad)) == theirs
+
+
+MUON_CASES = [
+    {"lr": 0.02},
+    {"lr": 0.05, "nesterov": False, "weight_decay": 0.0, "adjust_lr_fn": "match_rms_adamw"},
+    {"lr": 0.05, "momentum": 0.5, "ns_steps": 3, "adjust_lr_fn": "original"},
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kwargs", MUON_CASES, ids=[str(c) for c in MUON_CASES])
+def test_muon_matches_torch(kwargs, dtype):
+    """Muon orthogonalizes in bfloat16 on both libraries: the float64 runs agree to rounding,
+    float32 to a few ulps."""
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal((6, 4)), rng.standard_normal((4, 5))]
+    x, y = rng.standard_normal((10, 6)), rng.standard_normal((10, 5))
+
+    def run(lib):
+        ws = [lib.from_numpy(w.astype(dtype)).requires_grad_() for w in weights]
+        xs, ys = lib.from_numpy(x.astype(dtype)), lib.from_numpy(y.astype(dtype))
+        opt = lib.optim.Muon(ws, **kwargs)
+        traj = []
+        for _ in range(10):
+            opt.zero_grad()
+            ((lib.tanh(xs @ ws[0]) @ ws[1] - ys) ** 2).mean().backward()
+            opt.step()
+            traj.append([to_np(w) for w in ws])
+        return opt, traj
+
+    (opt_a, traj_a), (opt_b, traj_b) = run(glassgrad), run(torch)
+    tol = 1e-12 if dtype == np.float64 else 1e-6
+    _assert_traj(traj_a, traj_b, atol=tol, rtol=tol)
+    _assert_state(opt_a, opt_b, atol=tol, rtol=tol)
+
+
+MUON_ERRORS = {
+    "1d": lambda lib: lib.optim.Muon([lib.ones(2, requires_grad=True)]),
+    "lr": lambda lib: lib.optim.Muon([lib.ones(2, 2, requires_grad=True)], lr=-1),
+    "momentum": lambda lib: lib.optim.Muon([lib.ones(2, 2, requires_grad=True)], momentum=-1),
+    "adjust": lambda lib: lib.optim.Muon([lib.ones(2, 2, requires_grad=True)], adjust_lr_fn="x"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MUON_ERRORS))
+def test_muon_errors_match_torch(case):
+    theirs = _error(lambda: MUON_ERRORS[case](torch))
+    assert theirs is not None
+    kind, text = _error(lambda: MUON_ERRORS[case](glassgrad))
+    assert (kind, text.replace("glassgrad.Size", "torch.Size")) == theirs

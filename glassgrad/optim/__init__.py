@@ -9,6 +9,7 @@ from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -17,6 +18,6 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
-    "ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
-    "RAdam", "RMSprop", "Rprop", "lr_scheduler",
+    "ASGD", "SGD", "Adadelta", "Adafactor", "Adam", "AdamW", "Adamax", "LBFGS", "Muon", "NAdam",
+    "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler",
 ]
