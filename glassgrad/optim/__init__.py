@@ -18,6 +18,6 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
-    "ASGD", "SGD", "Adadelta", "Adafactor", "Adam", "AdamW", "Adamax", "LBFGS", "Muon", "NAdam",
-    "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler",
+    "ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
+    "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler",
 ]
