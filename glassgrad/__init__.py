@@ -139,6 +139,11 @@ from .nn._functional_shuffle import (  # noqa: E402,F401 - torch.pixel_shuffle e
     pixel_shuffle,
     pixel_unshuffle,
 )
+# issue 14, lane optsparse
+from ._layout import layout, sparse_coo, strided  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401
+from .sparse import sparse_coo_tensor  # noqa: E402,F401
+from .sparse import mm as spmm  # noqa: E402,F401
 
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 

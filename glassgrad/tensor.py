@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
+from ._layout import strided as _strided
 from .autograd import diagnostics as _diagnostics
 from .autograd import engine
 from .autograd import graph as _graph
@@ -58,6 +59,8 @@ class Tensor:
         "grad_fn",
     )
     __array_priority__ = 1000  # numpy scalars/arrays on the left defer to our reflected dunders
+    # the one flag test mm/matmul/sum make before handing a sparse operand to glassgrad/sparse/
+    _sparse = False
 
     def __init__(self, *args, **kwargs):
         from . import _legacy
@@ -281,8 +284,8 @@ class Tensor:
         return False
 
     @property
-    def layout(self) -> str:
-        return "strided"
+    def layout(self):
+        return _strided
 
     @property
     def names(self):

@@ -173,6 +173,17 @@ def test_state_dict_round_trip_continues_identically(name, kwargs):
     assert opt_new.state[fresh[0]] is not None and not any(opt_new.state.get(p) for p in ps_a)
 
 
+def _from_torch_state_dict(sd):
+    """A torch optimizer's state_dict with its tensors as glassgrad tensors (other values kept)."""
+    def convert(v):
+        return glassgrad.from_numpy(v.detach().numpy().copy()) if torch.is_tensor(v) else v
+
+    return {
+        "state": {k: {n: convert(v) for n, v in st.items()} for k, st in sd["state"].items()},
+        "param_groups": copy.deepcopy(sd["param_groups"]),
+    }
+
+
 @pytest.mark.parametrize(
     "name,kwargs",
     [CASES[3], CASES[7], CASES[14], CASES[18]],
@@ -181,14 +192,7 @@ def test_state_dict_round_trip_continues_identically(name, kwargs):
 def test_loads_a_torch_state_dict(name, kwargs):
     """PyTorch's layout: a torch optimizer's state_dict, tensors converted, drives glassgrad."""
     ps_b, opt_b, _traj_b = _run(torch, name, kwargs, steps=5)
-    sd = opt_b.state_dict()
-    converted = {
-        "state": {
-            k: {n: glassgrad.from_numpy(v.detach().numpy().copy()) for n, v in st.items()}
-            for k, st in sd["state"].items()
-        },
-        "param_groups": copy.deepcopy(sd["param_groups"]),
-    }
+    converted = _from_torch_state_dict(opt_b.state_dict())
     ps_a = [glassgrad.from_numpy(p.detach().numpy().copy()).requires_grad_() for p in ps_b]
     opt_a = getattr(glassgrad.optim, name)(ps_a, **kwargs)
     opt_a.load_state_dict(converted)

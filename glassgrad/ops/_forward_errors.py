@@ -63,6 +63,8 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
 
 def explain(cls, arrays, attrs, exc) -> BaseException:
     """The exception ``Primitive.apply`` raises when ``cls.forward`` raised ``exc``."""
+    if hasattr(exc, "for_op"):  # a sparse operand (NOTE [Sparse operands] in sparse/_coo.py)
+        return exc.for_op(cls)
     if not isinstance(exc, (ValueError, IndexError, TypeError)) or _deliberate(exc):
         return exc
     arrays = [a for a in arrays if hasattr(a, "shape")]

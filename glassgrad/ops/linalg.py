@@ -154,6 +154,8 @@ def matmul(input, other):
             f"{type(other if is_tensor(input) else input).__name__}"
         )
     a, b = input, other
+    if a._sparse or b._sparse:  # NOTE [Sparse operands] in sparse/_coo.py
+        return (a if a._sparse else b)._sparse_matmul(a, b, True)
     na, nb = a._array.ndim, b._array.ndim
     if na == 0 or nb == 0:
         raise RuntimeError(
@@ -200,6 +202,9 @@ def _batch_error(a, b):
 
 def mm(input, mat2):
     """(n, k) @ (k, m) -> (n, m) (``torch.mm``); both must be 2-D (RuntimeError)."""
+    if input._sparse or mat2._sparse:  # NOTE [Sparse operands] in sparse/_coo.py
+        return input._sparse_matmul(input, mat2, False) if input._sparse else \
+            mat2._sparse_matmul(input, mat2, False)
     if _autocast.on:
         input, mat2 = autocast_args("mm", input, mat2)
     if input.ndim != 2:

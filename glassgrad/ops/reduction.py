@@ -303,6 +303,8 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None):
     """Sum over ``dim`` (all when None) (``torch.sum``); integers and bools sum as int64.
 
     Example: ``glassgrad.ones(2, 3).sum(1)`` is ``tensor([3., 3.])``."""
+    if input._sparse:  # NOTE [Sparse operands] in sparse/_coo.py
+        return input.sum(dim, keepdim, dtype=dtype)
     if _autocast.on and dtype is None:
         input = autocast_arg("sum", input)
     x = _float_or_default(input, dtype)

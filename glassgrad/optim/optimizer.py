@@ -109,6 +109,64 @@ def _grad_view(p: Tensor, maximize: bool, weight_decay: float):
     return g
 
 
+def _check_lr(lr) -> None:
+    """PyTorch's checks of ``lr``: ValueError for a Tensor of more than one element or a negative
+    value."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_betas(betas) -> None:
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _check_nonnegative(**values) -> None:
+    """ValueError ``Invalid {name} value: {value}`` for the first negative one, in order."""
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {name} value: {value}")
+
+
+def _weight_decay(p: Tensor, g, lr: float, weight_decay: float, decoupled: bool):
+    """The gradient after (coupled) weight decay, ``g + weight_decay * p``; decoupled, ``p`` is
+    scaled by ``1 - lr * weight_decay`` in place instead (AdamW's rule)."""
+    if weight_decay == 0:
+        return g
+    if decoupled:
+        p._array *= 1 - lr * weight_decay
+        _bump(p)
+        return g
+    return g + weight_decay * p._array
+
+
+def _update_moments(state: dict, g, beta1: float, beta2: float) -> None:
+    """Adam's moments in PyTorch's kernel order: ``exp_avg.lerp_(g, 1 - beta1)``,
+    ``exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)``."""
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    _lerp_(exp_avg._array, g, 1 - beta1)
+    v = exp_avg_sq._array
+    v *= beta2
+    v += (1 - beta2) * g * g
+    _bump(exp_avg)
+    _bump(exp_avg_sq, 2)
+
+
+def _restore_state(optimizer: "Optimizer", **group_defaults) -> None:
+    """After ``__setstate__``: fill group options an older state dict lacks and turn a numeric
+    ``state['step']`` into PyTorch's 0-d tensor."""
+    for group in optimizer.param_groups:
+        for key, value in group_defaults.items():
+            group.setdefault(key, value)
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, [])
+            if len(p_state) != 0 and not isinstance(p_state.get("step", 0), Tensor):
+                p_state["step"] = _step_tensor(float(p_state["step"]))
+
+
 def _use_grad_for_differentiable(step):
     """Run ``step`` with grad mode off (PyTorch's decorator of the same name; ``differentiable``
     is not supported, so the mode is always off)."""

@@ -1,0 +1,130 @@
+"""The ops that take sparse COO operands: products with a dense matrix (``torch.mm``,
+``torch.spmm``, ``torch.sparse.mm``, ``matmul``, ``@``), addition, scaling by a number and sums.
+They are bound as ``SparseCOOTensor`` methods at the end (NOTE [Sparse operands] in _coo.py)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes
+from ..ops._names import scalar_type
+from ..ops.shape import cat
+from ..ops.sparse_mm import SparseMM
+from ..tensor import Tensor
+from ._coo import SparseCOOTensor, SparseLayoutError
+
+__all__ = ["mm", "sum"]
+
+
+def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
+    """``mat1 @ mat2`` where one is a 2-D sparse COO tensor and the other a dense matrix
+    (``torch.sparse.mm``, ``torch.spmm``); the result is dense. Gradients reach the dense operand
+    and the sparse values. RuntimeError for different dtypes or inner sizes (PyTorch's text)."""
+    return _matmul(mat1, mat2, vector_ok=False)
+
+
+def _matmul(a: Tensor, b: Tensor, vector_ok: bool) -> Tensor:
+    if a._sparse and b._sparse:
+        raise SparseLayoutError("a sparse right operand (sparse @ sparse)")
+    sparse, dense = (a, b) if a._sparse else (b, a)
+    if sparse.sparse_dim() != 2 or sparse.dense_dim() != 0:
+        raise RuntimeError(
+            f"glassgrad: a sparse operand of mm must be a 2-D matrix with scalar values, got "
+            f"{sparse.sparse_dim()} sparse and {sparse.dense_dim()} dense dimensions")
+    if sparse.dtype != dense.dtype:
+        raise RuntimeError(
+            f"expected scalar type {scalar_type(sparse.dtype)} but found "
+            f"{scalar_type(dense.dtype)}")
+    vector = vector_ok and dense.dim() == 1 and sparse is a
+    if vector:
+        dense = dense.unsqueeze(1)
+    if dense.dim() != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {dense.dim()}-D tensor")
+    idx, size = sparse._indices_t._array, tuple(sparse.shape)
+    if sparse is b:  # dense @ sparse = (sparse^T @ dense^T)^T
+        idx, size, dense = np.ascontiguousarray(idx[::-1]), size[::-1], dense.t()
+    if size[1] != dense.shape[0]:
+        raise RuntimeError(
+            f"addmm: Argument #3 (dense): Expected dim 0 size {size[1]}, got {dense.shape[0]}")
+    out = SparseMM.apply(sparse._values_t, dense, indices=idx, size=size)
+    if sparse is b:
+        return out.t()
+    return out.squeeze(1) if vector else out
+
+
+def _add(self: SparseCOOTensor, other) -> SparseCOOTensor:
+    """``sparse + sparse``: coalesced. NOTE: PyTorch's sum of uncoalesced operands can stay
+    uncoalesced, with its own arrangement of entries; the dense value is the same."""
+    if not isinstance(other, SparseCOOTensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    if self.shape != other.shape:
+        raise RuntimeError(
+            f"add: expected sizes of 'self' and 'other' to match, but {list(self.shape)} != "
+            f"{list(other.shape)}")
+    common = dtypes.promote_types(self.dtype, other.dtype)
+    values = cat([self._values_t.to(common), other._values_t.to(common)], 0)
+    idx = np.concatenate([self._indices_t._array, other._indices_t._array], 1)
+    return SparseCOOTensor._build(idx, values, tuple(self.shape), False).coalesce()
+
+
+def _radd(self: SparseCOOTensor, other) -> Tensor:
+    """``dense + sparse``: the dense result (Python calls this before Tensor.__add__)."""
+    if not isinstance(other, Tensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    if other.shape != self.shape:
+        raise RuntimeError(
+            f"add: expected 'self' and 'other' to have same size, but self has size "
+            f"{list(other.shape)} while other has size {list(self.shape)} (FYI: dense-sparse "
+            "addition does not currently support broadcasting)")
+    return other + self.to_dense()
+
+
+def _mul(self: SparseCOOTensor, other) -> SparseCOOTensor:
+    if isinstance(other, numbers.Number) or (
+            isinstance(other, Tensor) and not other._sparse and other.dim() == 0):
+        return self._with_values(self._values_t * other)
+    raise SparseLayoutError("an operand that is not a number (sparse * tensor)")
+
+
+def sum(input: SparseCOOTensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum of a sparse tensor (``torch.sparse.sum``, ``torch.sum``): over everything, a dense
+    0-d tensor; over some dims, a sparse tensor of the others (dense when only dense dims
+    remain). Differentiable in the values."""
+    values = input._values_t if dtype is None else input._values_t.to(dtype)
+    if dim is None:
+        return values.sum()
+    ndim, sparse_dim = input.dim(), input.sparse_dim()
+    dims = sorted({d % ndim for d in ((dim,) if isinstance(dim, int) else dim)})
+    dense_dims = [d - sparse_dim + 1 for d in dims if d >= sparse_dim]
+    if dense_dims:
+        values = values.sum(dense_dims, keepdim=keepdim)
+    kept = [d for d in range(sparse_dim) if d not in dims]
+    shape = [1 if d in dims else n for d, n in enumerate(input.shape)] if keepdim else [
+        n for d, n in enumerate(input.shape) if d not in dims]
+    if not kept and not keepdim:
+        return values.sum(0)
+    idx = input._indices_t._array
+    idx = idx * np.isin(np.arange(sparse_dim), kept)[:, None] if keepdim else idx[kept]
+    out = SparseCOOTensor._build(np.ascontiguousarray(idx), values, tuple(shape), False)
+    out = out.coalesce()
+    out._coalesced = not keepdim  # NOTE: PyTorch marks a keepdim sum uncoalesced
+    return out
+
+
+def _method_sum(self, dim=None, keepdim=False, dtype=None):
+    return sum(self, dim, keepdim, dtype=dtype)
+
+
+SparseCOOTensor.mm = mm
+SparseCOOTensor.matmul = lambda self, other: _matmul(self, other, vector_ok=True)
+SparseCOOTensor.__matmul__ = SparseCOOTensor.matmul
+SparseCOOTensor.__rmatmul__ = lambda self, other: _matmul(other, self, vector_ok=True)
+SparseCOOTensor._sparse_matmul = staticmethod(_matmul)
+SparseCOOTensor.__add__ = _add
+SparseCOOTensor.add = _add
+SparseCOOTensor.__radd__ = _radd
+SparseCOOTensor.__mul__ = SparseCOOTensor.__rmul__ = SparseCOOTensor.mul = _mul
+SparseCOOTensor.__neg__ = lambda self: self._with_values(-self._values_t)
+SparseCOOTensor.sum = _method_sum
