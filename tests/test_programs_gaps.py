@@ -27,3 +27,14 @@ def test_where_with_a_non_number_raises_type_error():
         torch.where(torch.tensor([True]), "a", 0)
     with pytest.raises(TypeError, match="where"):
         glassgrad.where(glassgrad.tensor([True]), "a", 0)
+
+
+@pytest.mark.parametrize("name", ["is_cpu", "is_cuda", "is_xpu", "is_mps", "is_meta",
+                                  "is_quantized", "is_mkldnn", "is_nested", "is_sparse"])
+def test_device_probes(name):
+    # dcgan's forward: `if (input.is_cuda or input.is_xpu) and self.ngpu > 1`
+    assert getattr(glassgrad.zeros(2), name) is getattr(torch.zeros(2), name)
+    with pytest.raises(AttributeError):
+        setattr(glassgrad.zeros(2), name, True)
+    with pytest.raises(AttributeError):
+        setattr(torch.zeros(2), name, True)
