@@ -486,4 +486,10 @@ def _unsqueeze_(self, dim):
 
 Tensor.squeeze_ = _squeeze_
 Tensor.unsqueeze_ = _unsqueeze_
+
+# Device and layout probes programs make (dcgan: `input.is_cuda or input.is_xpu`): every
+# glassgrad tensor is a dense CPU tensor.
+Tensor.is_cpu = property(lambda self: True)
+for _name in ("is_xpu", "is_mps", "is_meta", "is_quantized", "is_mkldnn", "is_nested"):
+    setattr(Tensor, _name, property(lambda self: False))
 _ = red

@@ -15,7 +15,9 @@ from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from . import _special, primitive
 from ._convert import checked
-from ._util import cast, index_snapshot, is_tensor, promote, reject_bool_sub, scalar, write_out
+from ._util import (
+    _check_number, cast, index_snapshot, is_tensor, promote, reject_bool_sub, scalar, write_out,
+)
 from .elementwise_backward import (
     SelectGrad,
     SigmoidBackward,
@@ -546,7 +548,14 @@ def where(condition, input=None, other=None):
             raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                                f"with dtype {condition.dtype}")
         cond = cond.astype(bool)
-    a, b = promote(input, other, "where")
+    if is_tensor(input) or is_tensor(other):
+        a, b = promote(input, other, "where")
+    else:
+        # torch.where(mask, 1, 0): two numbers take the dtype two Python numbers promote to
+        _check_number(input, "where")
+        _check_number(other, "where")
+        np_dtype = dtypes.result_type(input, other).np
+        a, b = scalar(input, np_dtype), scalar(other, np_dtype)
     return Where.apply(a, b, condition=cond)
 
 

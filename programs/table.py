@@ -1,0 +1,119 @@
+"""The public programs programs/run.py runs: where each lives in pytorch/examples, the small
+settings it gets through its own flags, what to prepare in its folder, and how to read the losses it
+prints. No program's code is here: run.py extracts each from the repository it is given."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import sys
+
+SHIMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shims")
+
+# A number as Python's str() and %f / {:.Nf} formats print it.
+_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """One run of a public program.
+
+    ``folder``/``script``: its path in pytorch/examples; ``args``: the small settings; ``prepare``:
+    (script, args) run first in the same folder with the same library (the sine data); ``make``:
+    bundled data to write ("wikitext"); ``pattern``: a regex whose groups, over the whole stdout in
+    order, are the values compared (losses, and where the program prints them on one line, the
+    statistics beside them); ``label``: what those values are; ``env``: environment settings
+    for both runs.
+    """
+
+    name: str
+    folder: str
+    script: str
+    args: tuple[str, ...]
+    pattern: str
+    label: str = "losses"
+    prepare: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    make: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+
+
+_TRAIN_LOSS = r"[Ll]oss: " + _NUM
+_WLM = ("--epochs", "1", "--log-interval", "1", "--emsize", "32", "--nhid", "32")
+
+PROGRAMS: dict[str, Program] = {p.name: p for p in [
+    Program("mnist", "mnist", "main.py",
+            ("--epochs", "1", "--log-interval", "1"), _TRAIN_LOSS,
+            label="train losses, then the test average"),
+    Program("dcgan", "dcgan", "main.py",
+            ("--dataset", "fake", "--dry-run", "--manualSeed", "1", "--batchSize", "8",
+             "--nz", "16", "--ngf", "16", "--ndf", "16", "--workers", "0", "--outf", "out"),
+            r"Loss_D: " + _NUM + r" Loss_G: " + _NUM + r" D\(x\): " + _NUM
+            + r" D\(G\(z\)\): " + _NUM + r" / " + _NUM,
+            label="Loss_D, Loss_G, D(x), D(G(z)) before and after G's step"),
+    Program("vae", "vae", "main.py", ("--epochs", "1", "--log-interval", "1"), _TRAIN_LOSS,
+            label="train losses per sample, then the averages"),
+    Program("word_language_model_lstm", "word_language_model", "main.py",
+            _WLM + ("--model", "LSTM"), r"ppl\s+" + _NUM, make="wikitext",
+            label="perplexities (exp of the loss; printed with more digits than the loss)"),
+    Program("word_language_model_transformer", "word_language_model", "main.py",
+            _WLM + ("--model", "Transformer", "--nhead", "2"), r"ppl\s+" + _NUM,
+            make="wikitext", label="perplexities (exp of the loss)"),
+    Program("time_sequence_prediction", "time_sequence_prediction", "train.py",
+            ("--steps", "1"), r"loss: " + _NUM,
+            prepare=(("generate_sine_wave.py", ()),),
+            # NOTE: torch >= 2.6 loads with weights_only=True by default and refuses the NumPy
+            # array the program saved; torch's own switch restores the default it was written for.
+            env=(("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1"),),
+            label="LBFGS closure losses, then the test loss"),
+    Program("regression", "regression", "main.py", (),
+            r"Loss: " + _NUM + r" after (\d+) batches",
+            label="final loss and the number of batches it took"),
+    Program("siamese_network", "siamese_network", "main.py",
+            ("--epochs", "1", "--dry-run", "--batch-size", "8", "--test-batch-size", "40",
+             "--log-interval", "1"), _TRAIN_LOSS,
+            label="the dry run's one train loss, then the test average"),
+    Program("mnist_rnn", "mnist_rnn", "main.py", ("--epochs", "1", "--log-interval", "1"),
+            _TRAIN_LOSS, label="train losses, then the test average"),
+    Program("gcn", "gcn", "main.py", ("--epochs", "5", "--val-every", "1"),
+            r"loss(?:_train|_val)?:? " + _NUM,
+            label="loss_train and loss_val per epoch, then the test loss"),
+]}
+
+
+def parse_values(program: Program, stdout: str) -> list[str]:
+    """Every number the program's pattern captures, in the order printed (as printed)."""
+    found = []
+    for match in re.finditer(program.pattern, stdout):
+        found.extend(g for g in match.groups() if g is not None)
+    return found
+
+
+def _decimals(text: str) -> int:
+    if "e" in text.lower() or "." not in text:
+        return 0
+    return len(text.split(".")[1])
+
+
+def relative_difference(a: str, b: str) -> float:
+    """|a - b| / max(|a|, tiny), or 0.0 when the two printed strings are equal (nan == nan)."""
+    if a == b:
+        return 0.0
+    x, y = float(a), float(b)
+    if math.isnan(x) or math.isnan(y):
+        return math.inf
+    return abs(x - y) / max(abs(x), sys.float_info.min)
+
+
+def values_match(a: str, b: str, rtol: float) -> bool:
+    """Within ``rtol`` relative, or one unit in the last printed digit where the program prints
+    fewer digits than ``rtol`` can resolve (dcgan's %.4f, word_language_model's ppl)."""
+    if a == b:
+        return True
+    x, y = float(a), float(b)
+    if math.isnan(x) or math.isnan(y):
+        return False
+    printed_digits = min(_decimals(a), _decimals(b))
+    unit = 10.0 ** -printed_digits if printed_digits else 0.0
+    return abs(x - y) <= max(rtol * abs(x), unit * (1 + 1e-9))
