@@ -41,12 +41,15 @@ class OptimizedModule(Module):
         return self._orig_mod(*args, **kwargs)
 
     def __getattr__(self, name: str):
+        orig = self.__dict__.get("_modules", {}).get("_orig_mod")
+        if orig is None:  # half-built (unpickling): no recursion through _modules
+            raise AttributeError(name)
         if name == "_orig_mod":
-            return self._modules["_orig_mod"]
+            return orig
         try:
             return super().__getattr__(name)
         except AttributeError:
-            return getattr(self._modules["_orig_mod"], name)
+            return getattr(orig, name)
 
 
 def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend=None,

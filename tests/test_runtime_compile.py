@@ -105,3 +105,17 @@ def test_compile_warns_once(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         glassgrad.compile(lambda x: x)
+
+
+def test_compiled_module_deepcopies():
+    """Programs keep an EMA or best copy with copy.deepcopy(model) after compiling it."""
+    import copy
+
+    def probe(t):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled = t.compile(t.nn.Linear(2, 3))
+        twin = copy.deepcopy(compiled)
+        return type(twin).__name__, twin.in_features, twin.weight is not compiled.weight
+
+    same_outcome(probe)

@@ -76,7 +76,7 @@ def test_histogram(tmp_path):
 
 
 def _decoded(value) -> np.ndarray:
-    from PIL import Image
+    Image = pytest.importorskip("PIL.Image")
 
     return np.asarray(Image.open(io.BytesIO(value.image.encoded_image_string)))
 
