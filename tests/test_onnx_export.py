@@ -502,3 +502,33 @@ def test_custom_function_raises_instead_of_freezing():
     with pytest.raises(glassgrad.onnx.OnnxExporterError, match="DoubleBackward"):
         export(M(), (glassgrad.randn(2, 2),))
     _assert_not_tracing()
+
+
+def _products_model(lib):
+    class Products(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = lib.nn.Parameter(lib.linspace(-1, 1, 12).reshape(4, 3))
+            self.b = lib.nn.Parameter(lib.linspace(0, 1, 3))
+
+        def forward(self, x):
+            return (lib.addmm(self.b, x, self.w), lib.mm(x, self.w), x @ self.w,
+                    lib.nn.functional.linear(x, self.w.t()), lib.matmul(x[None], self.w))
+
+    return Products()
+
+
+def test_matrix_products():
+    model = roundtrip(_products_model, (_x(2, 4),))
+    assert {"MatMul", "Add"} <= {n.op_type for n in model.graph.node}
+
+
+def test_conv_net_with_a_dynamic_batch():
+    make = FAMILIES["conv2d"][0]
+    m = make(glassgrad)
+    m.eval()
+    data, _ = export(m, (glassgrad.from_numpy(_x(2, 3, 16, 16)),), input_names=["images"],
+                     dynamic_axes={"images": {0: "batch"}, "output": {0: "batch"}})
+    x = _x(5, 3, 16, 16, seed=9)
+    np.testing.assert_allclose(run_onnx(data, {"images": x})[0],
+                               m(glassgrad.from_numpy(x)).detach().numpy(), atol=ATOL, rtol=ATOL)
