@@ -532,3 +532,20 @@ def test_conv_net_with_a_dynamic_batch():
     x = _x(5, 3, 16, 16, seed=9)
     np.testing.assert_allclose(run_onnx(data, {"images": x})[0],
                                m(glassgrad.from_numpy(x)).detach().numpy(), atol=ATOL, rtol=ATOL)
+
+
+def test_forward_that_writes_its_input_in_place():
+    def make(lib):
+        class Normalize(lib.nn.Module):
+            def forward(self, x):
+                x.sub_(0.5).div_(2.0)
+                return (x * 3).relu_()
+
+        return Normalize()
+
+    x = _x(2, 3)
+    user_input = glassgrad.from_numpy(x.copy())
+    data, _ = export(make(glassgrad), (user_input,))
+    np.testing.assert_array_equal(user_input.numpy(), x)  # the export wrote to its own copy
+    expected = make(torch)(torch.from_numpy(x.copy())).numpy()
+    np.testing.assert_allclose(run_onnx(data, {"x": x})[0], expected, atol=ATOL)

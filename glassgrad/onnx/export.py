@@ -165,15 +165,18 @@ def _name_output(g, value: str, name: str, input_names: set, renamed: dict) -> N
 
 def _bind_inputs(obj, tracer, flat, names):
     """A copy of the argument structure whose tensors are the traced graph inputs: float ones
-    detached and requiring grad, so views and every op on them go through ``Primitive.apply``
-    (NOTE [Tracing ops]); ``flat`` gets ``(tensor, name)`` in order."""
+    computed from a detached leaf that requires grad, so views and every op on them go through
+    ``Primitive.apply`` (NOTE [Tracing ops]); ``flat`` gets ``(tensor, name)`` in order."""
     if isinstance(obj, Tensor):
         t = obj.detach()
         if t.is_floating_point():
-            t.requires_grad_(True)
+            # NOTE: a clone of a leaf, so forward may still write to its input in place
+            leaf = t.requires_grad_(True)
+            t = leaf.clone()
+            tracer.mark_input(leaf)
         name = next(names)
         tracer.bind(t, name)
-        tracer.inputs.add(id(t))
+        tracer.mark_input(t)
         flat.append((t, name))
         return t
     if isinstance(obj, (tuple, list)):

@@ -93,7 +93,7 @@ class Tracer:
         self.array_names: dict = {}
         self._consts: dict = {}
         self._roots: set = set()  # the memory of traced values (NOTE [Tracing ops])
-        self.inputs: set = set()  # ids of the graph inputs (kept alive by _keep)
+        self.inputs: set = set()  # ids of the graph inputs and their leaves (see mark_input)
         self._keep: list = []  # what the dicts above key by id, alive so the ids stay theirs
         self.paused = 0
 
@@ -104,6 +104,11 @@ class Tracer:
         root = root_buffer(tensor._array)
         self._roots.add(id(root))
         self._keep.append((tensor, tensor._array, root))
+
+    def mark_input(self, t) -> None:
+        """``t`` is a graph input, or the leaf behind one (``_made_from_inputs`` looks for it)."""
+        self.inputs.add(id(t))
+        self._keep.append(t)
 
     def live(self, t) -> str | None:
         """The ONNX name of a Tensor computed from the graph inputs, else None."""
