@@ -361,12 +361,26 @@ def test_dynamic_axes_with_an_unknown_name_warns():
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "x_dynamic_axes_1"
 
 
-@pytest.mark.parametrize("kind", ["GRU", "RNN"])
-def test_gru_and_rnn_export_step_by_step(kind):
-    """No ONNX GRU/RNN node is written: their time loop is recorded op by op."""
-    model = roundtrip(lambda lib: getattr(lib.nn, kind)(3, 4, 2),
-                      (_x(5, 2, 3), _x(2, 2, 4, seed=1)))
+@pytest.mark.parametrize("kind,kw", [("GRU", {}), ("GRU", {"bidirectional": True}),
+                                     ("RNN", {"nonlinearity": "relu", "batch_first": True}),
+                                     ("RNN", {"bias": False})])
+def test_gru_and_rnn(kind, kw):
+    d = 2 if kw.get("bidirectional") else 1
+    x = _x(2, 5, 3) if kw.get("batch_first") else _x(5, 2, 3)
+    model = roundtrip(lambda lib: getattr(lib.nn, kind)(3, 4, 2, **kw),
+                      (x, _x(2 * d, 2, 4, seed=1)))
+    assert [n.op_type for n in model.graph.node].count(kind) == 2
     assert len(model.graph.output) == 2
+
+
+def test_recurrent_export_keeps_the_sequence_length_dynamic():
+    m = glassgrad.nn.GRU(3, 4)
+    data, _ = export(m, (glassgrad.from_numpy(_x(5, 2, 3)),), input_names=["x"],
+                     dynamic_axes={"x": {0: "time"}, "output": {0: "time"}})
+    x = _x(9, 2, 3, seed=2)
+    got = run_onnx(data, {"x": x})
+    for a, b in zip(got, _flat(m(glassgrad.from_numpy(x)))):
+        np.testing.assert_allclose(a, _numpy(b), atol=ATOL, rtol=ATOL)
 
 
 def test_training_modes_and_initializers_as_inputs():
