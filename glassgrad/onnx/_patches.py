@@ -17,6 +17,7 @@ import sys
 
 from ..tensor import Tensor
 
+_INHERITED = object()  # an attribute the class did not define itself: removed on undo
 PATCHES: list = []  # (module name, attribute, emitter, when(args, kwargs) or None)
 
 
@@ -88,7 +89,10 @@ def installed(tracer):
         yield
     finally:
         for target, attr, value in reversed(undo):
-            setattr(target, attr, value)
+            if value is _INHERITED:
+                delattr(target, attr)
+            else:
+                setattr(target, attr, value)
 
 
 def _class(path: str):
@@ -100,7 +104,7 @@ def _install(owner, attr, orig, wrapper, undo) -> None:
     """Replace ``orig`` by ``wrapper`` at ``owner.attr`` and wherever a glassgrad module imported
     it by name (``from ._functional_pool import max_pool2d``)."""
     if isinstance(owner, type):
-        undo.append((owner, attr, orig))
+        undo.append((owner, attr, owner.__dict__.get(attr, _INHERITED)))
         setattr(owner, attr, wrapper)
         return
     for name, mod in list(sys.modules.items()):

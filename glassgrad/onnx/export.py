@@ -97,7 +97,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         raise RuntimeError(f"Unsupported onnx_opset_version: {opset}\nglassgrad: exports opset "
                          f"{MIN_OPSET} to {MAX_OPSET}; the default is {DEFAULT_OPSET}.")
     g = GraphBuilder(opset)
-    constant_names = _constant_names(model, export_params)
+    constant_names = _constant_names(model)
     tracer = Tracer(g, table(), constant_names)
 
     names_in = _input_names(model, args, kwargs, input_names)
@@ -233,7 +233,7 @@ def _flatten(obj, out) -> None:
             _flatten(o, out)
 
 
-def _constant_names(model, export_params) -> dict:
+def _constant_names(model) -> dict:
     names = {}
     if hasattr(model, "named_parameters"):
         for name, p in model.named_parameters():
