@@ -563,3 +563,26 @@ def test_forward_that_writes_its_input_in_place():
     np.testing.assert_array_equal(user_input.numpy(), x)  # the export wrote to its own copy
     expected = make(torch)(torch.from_numpy(x.copy())).numpy()
     np.testing.assert_allclose(run_onnx(data, {"x": x})[0], expected, atol=ATOL)
+
+
+def _norms_sorts_model(lib):
+    """Norms, cumulative sums, einsum, sort and topk (their indices are found outside the op),
+    adaptive max pooling to 1, group norm, normalize."""
+
+    class M(lib.nn.Module):
+        def forward(self, x):
+            F = lib.nn.functional
+            n = x.norm(dim=1) + x.norm(p=1, dim=1) + x.norm() + x.norm(p=3, dim=1)
+            s = (x.sort(1)[0] + x.sort(2, descending=True)[0] + x.cumsum(1)
+                 + lib.einsum("bchw,bcwk->bchk", x, x))
+            t = x.topk(2, dim=1)[0] + x.topk(2, dim=1, largest=False)[0]
+            p = F.adaptive_max_pool2d(x, 1) + F.group_norm(x, 2) + F.normalize(x, dim=1)
+            return n, s, t, p, lib.einsum("bchw->bw", x)
+
+    return M()
+
+
+def test_norms_sorts_and_einsum():
+    model = roundtrip(_norms_sorts_model, (_x(2, 4, 3, 3),))
+    assert {"ReduceL2", "CumSum", "Einsum", "TopK", "GlobalMaxPool"} <= {
+        n.op_type for n in model.graph.node}

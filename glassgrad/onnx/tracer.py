@@ -68,7 +68,10 @@ def torch_name(op) -> str:
     """glassgrad's primitive -> the name PyTorch's exporter would report (``aten::mul``)."""
     node = op.node_cls.__name__ if hasattr(op, "node_cls") else str(op)
     base = node[:-len("Backward0")] if node.endswith("Backward0") else node
-    return "aten::" + "".join("_" + c.lower() if c.isupper() else c for c in base).lstrip("_")
+    # NOTE: an underscore before a capital that follows a lower-case letter: Pool2D -> pool2d
+    out = [("_" if c.isupper() and i and base[i - 1].islower() else "") + c.lower()
+           for i, c in enumerate(base)]
+    return "aten::" + "".join(out)
 
 
 def unsupported(op, tensors, opset: int, why: str = "",
