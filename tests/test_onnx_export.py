@@ -223,6 +223,8 @@ def _assert_not_tracing():
     from glassgrad.autograd.graph import _Hooks
 
     assert _Hooks.trace is None and not _Hooks.watch_ops and not _Hooks.any_on
+    assert glassgrad.autograd.grad_mode._set_grad.__name__ == "_set_grad"
+    assert glassgrad.ops.indexing.index_snapshot.__name__ == "index_snapshot"
     spaces = [vars(m) for n, m in sys.modules.items() if n.startswith("glassgrad")]
     for space in spaces + [vars(glassgrad.Tensor), vars(glassgrad.nn.LSTM)]:
         for value in list(space.values()):
@@ -499,22 +501,31 @@ def test_export_under_no_grad_and_requires_grad_inputs():
     assert x.grad_fn is None and x.requires_grad
 
 
-def test_custom_function_raises_instead_of_freezing():
-    class Double(glassgrad.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
+def test_custom_functions():
+    """A custom Function's forward written with glassgrad ops is recorded (as PyTorch's tracer
+    does); one that leaves the op path (NumPy) raises instead of being frozen."""
 
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2
+    def make(lib, numpy_forward=False):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                if numpy_forward:
+                    return lib.from_numpy(x.detach().numpy() * 2)
+                return x * 2
 
-    class M(glassgrad.nn.Module):
-        def forward(self, x):
-            return Double.apply(x).exp()
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
 
+        class M(lib.nn.Module):
+            def forward(self, x):
+                return Double.apply(x).exp()
+
+        return M()
+
+    roundtrip(make, (_x(2, 2),))
     with pytest.raises(glassgrad.onnx.OnnxExporterError, match="DoubleBackward"):
-        export(M(), (glassgrad.randn(2, 2),))
+        export(make(glassgrad, numpy_forward=True), (glassgrad.randn(2, 2),))
     _assert_not_tracing()
 
 
@@ -586,3 +597,24 @@ def test_norms_sorts_and_einsum():
     model = roundtrip(_norms_sorts_model, (_x(2, 4, 3, 3),))
     assert {"ReduceL2", "CumSum", "Einsum", "TopK", "GlobalMaxPool"} <= {
         n.op_type for n in model.graph.node}
+
+
+def test_no_grad_inside_forward_is_traced():
+    def make(lib):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                with lib.no_grad():
+                    scale = x.abs().amax(1, keepdim=True) + 1
+                with lib.inference_mode():
+                    shift = x.mean()
+                return x / scale - shift
+
+        return M()
+
+    model = roundtrip(make, (_x(3, 4),))
+    assert {"ReduceMax", "ReduceMean", "Div"} <= {n.op_type for n in model.graph.node}
+    data, _ = export(make(glassgrad), (glassgrad.from_numpy(_x(3, 4)),))
+    x = _x(3, 4, seed=8)  # another input: the statistics are computed, not frozen
+    np.testing.assert_allclose(run_onnx(data, {"x": x})[0],
+                               make(torch)(torch.from_numpy(x)).numpy(), atol=ATOL)
+    assert glassgrad.is_grad_enabled() and not glassgrad.is_inference_mode_enabled()
