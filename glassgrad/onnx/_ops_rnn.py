@@ -67,9 +67,9 @@ def _recurrent(tracer, args, kwargs, result):
         if states is not None:
             lo, hi = g.ints([layer * dirs]), g.ints([(layer + 1) * dirs])
             inits = [g.op("Slice", s, lo, hi, g.ints([0])) for s in states]
-        outs = g.op("RNN" if rnn.mode.startswith("RNN") else rnn.mode, x, g.initializer(w), g.initializer(r),
-                    g.initializer(b), "", *inits, outputs=1 + n_states,
-                    **_node_attrs(rnn, dirs))
+        op_type = "RNN" if rnn.mode.startswith("RNN") else rnn.mode
+        outs = g.op(op_type, x, g.initializer(w), g.initializer(r), g.initializer(b), "", *inits,
+                    outputs=1 + n_states, **_node_attrs(rnn, dirs))
         for k in range(n_states):
             finals[k].append(outs[1 + k])
         # Y is (T, D, N, H): the next layer's input is (T, N, D * H)

@@ -12,11 +12,12 @@ names (``names``; ``array_names`` too, for index arrays an op keeps as an attrib
 buffer, a number made into a tensor) is a constant, written once as an initializer: an op whose
 inputs are all constants is not emitted and its result is a constant in turn (PyTorch's
 constant folding). A "constant" whose autograd history reaches a graph input, or that looks at
-the memory of a traced value, was made outside the op path (a custom autograd.Function, an op
-under no_grad, a view of a detached tensor): that is an error, not a silently frozen value. Values read out
-as Python numbers (``.item()``, ``.tolist()``) are frozen, as in PyTorch's tracer. Composites whose parts do not all pass through ``Primitive.apply``
-(comparisons, pooling, the norms, embedding, LSTM) are patched for the length of the export
-and emitted whole (onnx/_patches.py).
+the memory of a traced value, was made outside the op path (a custom autograd.Function written
+in NumPy, a view of a detached tensor): that is an error, not a silently frozen value. Values
+read out as Python numbers (``.item()``, ``.tolist()``) are frozen, as in PyTorch's tracer.
+Composites whose parts do not all pass through ``Primitive.apply`` (comparisons, pooling, the
+norms, embedding, recurrent modules) are patched for the length of the export and emitted
+whole, and ``no_grad`` inside forward keeps recording (onnx/_patches.py).
 """
 
 from __future__ import annotations
