@@ -154,3 +154,52 @@ def _to_copy(call):
 
     r = call.result
     return call.g.op("Cast", call.inputs[0], to=elem_type(r._array.dtype))
+
+
+@register("Norm2")
+def _norm2(call):
+    return reduce(call, "ReduceL2", call.inputs[0], call.attrs["dims"], call.attrs["keepdim"])
+
+
+@register("NormP")
+def _norm_p(call):
+    p = call.attrs["p"]
+    x = call.inputs[0]
+    if p == 1:
+        return reduce(call, "ReduceL1", x, call.attrs["dims"], call.attrs["keepdim"])
+    if p in (float("inf"), float("-inf")):
+        onnx_type = "ReduceMax" if p > 0 else "ReduceMin"
+        return reduce(call, onnx_type, call.g.op("Abs", x), call.attrs["dims"],
+                      call.attrs["keepdim"])
+    powered = call.g.op("Pow", call.g.op("Abs", x), _number(call, p))
+    total = reduce(call, "ReduceSum", powered, call.attrs["dims"], call.attrs["keepdim"])
+    return call.g.op("Pow", total, _number(call, 1.0 / p))
+
+
+@register("Cumsum")
+def _cumsum(call):
+    axis = call.g.initializer(np.asarray(call.attrs["dim"], dtype=np.int64))
+    return call.g.op("CumSum", call.inputs[0], axis)
+
+
+@register("Einsum", "EinsumUnary")
+def _einsum(call):
+    return call.g.op("Einsum", *call.inputs, equation=call.attrs["equation"])
+
+
+@register("SortValues", "TopkValues")
+def _sorted_values(call):
+    """sort and topk keep values at indices found outside the op: ONNX's TopK finds them again
+    (largest or smallest first, as the traced result shows)."""
+    dim = call.attrs["dim"] % len(call.shape(0))
+    out = call.result._array
+    k = out.shape[dim]
+    if call.op.__name__ == "SortValues":
+        largest = k > 1 and bool(np.all(np.diff(out, axis=dim) <= 0))
+    else:
+        first = np.take(out, [0], axis=dim)
+        largest = bool(np.array_equal(first, np.max(call.tensors[0]._array, axis=dim,
+                                                    keepdims=True)))
+    values, _ = call.g.op("TopK", call.inputs[0], call.g.ints([k]), outputs=2, axis=dim,
+                          largest=int(largest), sorted=1)
+    return values

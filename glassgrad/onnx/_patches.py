@@ -6,7 +6,7 @@ function's every binding in glassgrad's modules is a wrapper: when a Tensor argu
 value, the wrapper runs the original with tracing paused and emits its nodes; otherwise (a
 constant, or no export) it is the original. Index snapshots (NOTE [Index snapshots] in
 ops/_util.py) are off during an export, so an op's index attribute is its index tensor's array
-and the tracer can follow it.
+and the tracer can follow it; ``no_grad`` inside forward keeps recording (``_keep_recording``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import sys
 
 from ..tensor import Tensor
 
+_INHERITED = object()  # an attribute the class did not define itself: removed on undo
 PATCHES: list = []  # (module name, attribute, emitter, when(args, kwargs) or None)
 
 
@@ -67,6 +68,14 @@ def _identity(arr):
     return arr
 
 
+def _keep_recording(mode: bool) -> None:
+    """``grad_mode._set_grad`` during an export: ``no_grad`` and ``inference_mode`` inside
+    forward still record, so the tracer sees their ops (PyTorch's tracer records them too)."""
+    from ..autograd.grad_mode import _state
+
+    _state.grad = mode
+
+
 @contextlib.contextmanager
 def installed(tracer):
     """Every patch in ``PATCHES`` (and index snapshots off) for the body of the block."""
@@ -78,6 +87,9 @@ def installed(tracer):
             m = importlib.import_module(mod)
             undo.append((m, "index_snapshot", m.index_snapshot))
             m.index_snapshot = _identity
+        grad_mode = importlib.import_module("glassgrad.autograd.grad_mode")
+        undo.append((grad_mode, "_set_grad", grad_mode._set_grad))
+        grad_mode._set_grad = _keep_recording
         for module, attr, emit, when in PATCHES:
             owner = importlib.import_module(module) if not module.startswith("class:") else (
                 _class(module[6:]))
@@ -88,7 +100,10 @@ def installed(tracer):
         yield
     finally:
         for target, attr, value in reversed(undo):
-            setattr(target, attr, value)
+            if value is _INHERITED:
+                delattr(target, attr)
+            else:
+                setattr(target, attr, value)
 
 
 def _class(path: str):
@@ -100,7 +115,7 @@ def _install(owner, attr, orig, wrapper, undo) -> None:
     """Replace ``orig`` by ``wrapper`` at ``owner.attr`` and wherever a glassgrad module imported
     it by name (``from ._functional_pool import max_pool2d``)."""
     if isinstance(owner, type):
-        undo.append((owner, attr, orig))
+        undo.append((owner, attr, owner.__dict__.get(attr, _INHERITED)))
         setattr(owner, attr, wrapper)
         return
     for name, mod in list(sys.modules.items()):

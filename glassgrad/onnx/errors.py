@@ -19,5 +19,6 @@ class UnsupportedOperatorError(OnnxExporterError):
                    f"supported. Support for this operator was added in version "
                    f"{supported_version}, try exporting with this version")
         else:
-            msg = f"Exporting the operator '{name}' to ONNX opset version {version} is not supported"
+            msg = (f"Exporting the operator '{name}' to ONNX opset version {version} is not "
+                   "supported")
         super().__init__(msg + (f"\nglassgrad: {detail}" if detail else ""))

@@ -97,7 +97,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         raise RuntimeError(f"Unsupported onnx_opset_version: {opset}\nglassgrad: exports opset "
                          f"{MIN_OPSET} to {MAX_OPSET}; the default is {DEFAULT_OPSET}.")
     g = GraphBuilder(opset)
-    constant_names = _constant_names(model, export_params)
+    constant_names = _constant_names(model)
     tracer = Tracer(g, table(), constant_names)
 
     names_in = _input_names(model, args, kwargs, input_names)
@@ -165,15 +165,18 @@ def _name_output(g, value: str, name: str, input_names: set, renamed: dict) -> N
 
 def _bind_inputs(obj, tracer, flat, names):
     """A copy of the argument structure whose tensors are the traced graph inputs: float ones
-    detached and requiring grad, so views and every op on them go through ``Primitive.apply``
-    (NOTE [Tracing ops]); ``flat`` gets ``(tensor, name)`` in order."""
+    computed from a detached leaf that requires grad, so views and every op on them go through
+    ``Primitive.apply`` (NOTE [Tracing ops]); ``flat`` gets ``(tensor, name)`` in order."""
     if isinstance(obj, Tensor):
         t = obj.detach()
         if t.is_floating_point():
-            t.requires_grad_(True)
+            # NOTE: a clone of a leaf, so forward may still write to its input in place
+            leaf = t.requires_grad_(True)
+            t = leaf.clone()
+            tracer.mark_input(leaf)
         name = next(names)
         tracer.bind(t, name)
-        tracer.inputs.add(id(t))
+        tracer.mark_input(t)
         flat.append((t, name))
         return t
     if isinstance(obj, (tuple, list)):
@@ -230,7 +233,7 @@ def _flatten(obj, out) -> None:
             _flatten(o, out)
 
 
-def _constant_names(model, export_params) -> dict:
+def _constant_names(model) -> dict:
     names = {}
     if hasattr(model, "named_parameters"):
         for name, p in model.named_parameters():

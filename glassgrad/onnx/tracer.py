@@ -12,11 +12,12 @@ names (``names``; ``array_names`` too, for index arrays an op keeps as an attrib
 buffer, a number made into a tensor) is a constant, written once as an initializer: an op whose
 inputs are all constants is not emitted and its result is a constant in turn (PyTorch's
 constant folding). A "constant" whose autograd history reaches a graph input, or that looks at
-the memory of a traced value, was made outside the op path (a custom autograd.Function, an op
-under no_grad, a view of a detached tensor): that is an error, not a silently frozen value. Values read out
-as Python numbers (``.item()``, ``.tolist()``) are frozen, as in PyTorch's tracer. Composites whose parts do not all pass through ``Primitive.apply``
-(comparisons, pooling, the norms, embedding, LSTM) are patched for the length of the export
-and emitted whole (onnx/_patches.py).
+the memory of a traced value, was made outside the op path (a custom autograd.Function written
+in NumPy, a view of a detached tensor): that is an error, not a silently frozen value. Values
+read out as Python numbers (``.item()``, ``.tolist()``) are frozen, as in PyTorch's tracer.
+Composites whose parts do not all pass through ``Primitive.apply`` (comparisons, pooling, the
+norms, embedding, recurrent modules) are patched for the length of the export and emitted
+whole, and ``no_grad`` inside forward keeps recording (onnx/_patches.py).
 """
 
 from __future__ import annotations
@@ -68,7 +69,10 @@ def torch_name(op) -> str:
     """glassgrad's primitive -> the name PyTorch's exporter would report (``aten::mul``)."""
     node = op.node_cls.__name__ if hasattr(op, "node_cls") else str(op)
     base = node[:-len("Backward0")] if node.endswith("Backward0") else node
-    return "aten::" + "".join("_" + c.lower() if c.isupper() else c for c in base).lstrip("_")
+    # NOTE: an underscore before a capital that follows a lower-case letter: Pool2D -> pool2d
+    out = [("_" if c.isupper() and i and base[i - 1].islower() else "") + c.lower()
+           for i, c in enumerate(base)]
+    return "aten::" + "".join(out)
 
 
 def unsupported(op, tensors, opset: int, why: str = "",
@@ -93,7 +97,7 @@ class Tracer:
         self.array_names: dict = {}
         self._consts: dict = {}
         self._roots: set = set()  # the memory of traced values (NOTE [Tracing ops])
-        self.inputs: set = set()  # ids of the graph inputs (kept alive by _keep)
+        self.inputs: set = set()  # ids of the graph inputs and their leaves (see mark_input)
         self._keep: list = []  # what the dicts above key by id, alive so the ids stay theirs
         self.paused = 0
 
@@ -104,6 +108,11 @@ class Tracer:
         root = root_buffer(tensor._array)
         self._roots.add(id(root))
         self._keep.append((tensor, tensor._array, root))
+
+    def mark_input(self, t) -> None:
+        """``t`` is a graph input, or the leaf behind one (``_made_from_inputs`` looks for it)."""
+        self.inputs.add(id(t))
+        self._keep.append(t)
 
     def live(self, t) -> str | None:
         """The ONNX name of a Tensor computed from the graph inputs, else None."""
