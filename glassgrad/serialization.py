@@ -513,7 +513,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             return _torch_read.load_zip(fh, where, map_location)
         if kind == "pickle":
             return _torch_legacy.load_legacy(fh, size, where, map_location)
-        _torch_read.restore(_torch_read.Storage(np.empty(0), "cpu"), "cpu", map_location)
+        _torch_read.restore(_torch_read.Storage(np.empty(0), "cpu"), "cpu", map_location, where)
         header, head, data_start = read_header(fh, size, where)
         data_size = None if size is None else size - data_start
         plan = plan_entries(header, data_size, where, head)
