@@ -5,7 +5,7 @@ of the saved object whose tensors are calls of ``torch._utils._rebuild_tensor_v2
 named by persistent ids ``('storage', torch.FloatStorage, key, location, numel)``),
 ``<prefix>/data/<key>`` (each storage's raw bytes), ``byteorder`` and ``version``. glassgrad
 unpickles ``data.pkl`` with ``_Unpickler``, whose ``find_class`` admits only what torch's
-``weights_only=True`` admits (``_ALLOWED``: tensor and parameter rebuilds, storage types, dtypes,
+``weights_only=True`` admits (``_allowed()``: tensor and parameter rebuilds, storage types, dtypes,
 ``torch.Size``, ``torch.device``, OrderedDict, set, complex, bytearray, ``_codecs.encode`` for
 bytes) plus what the user allowlisted with ``safe_globals`` (a ``torch.*`` name also matches the
 glassgrad class of the same path, so ``torch.nn.modules.linear.Linear`` allowlisted under the
@@ -16,10 +16,11 @@ directory may list at most ``MAX_ENTRIES`` files (counted from its end record be
 parsed), ``data.pkl`` may hold at most ``MAX_PICKLE_BYTES``, a storage is read only when its
 entry in the zip has exactly the bytes its persistent id declares (a compressed one no more
 than deflate's 1032:1 allows), and each tensor's size, stride and offset must stay inside its
-storage. ``MAX_PICKLE_BYTES`` (16 MB) holds a model and Adam state of ~44,000 parameters (torch
-pickles 8,000 of them, 32,000 tensors, in 2.9 MB); the worst 16 MB pickle (8 million nested
-empty lists) cost 192 MB and 9.5 s on a busy 2-core machine. Tensors over one storage come back
-as views of one buffer, as in torch.
+storage. ``MAX_PICKLE_BYTES`` (8 MB) holds a model and Adam state of ~22,000 parameters (torch
+pickles 8,000 of them, 32,000 tensors, in 2.9 MB; a 7B-parameter LLM has under 300 tensors); the
+worst 16 MB pickle (8 million nested empty lists) cost 550 MB and 28 s on a busy 2-core machine,
+so the worst 8 MB one costs about half. Tensors over one storage come back as views of one
+buffer, as in torch.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from ._checkpoint_objects import UnpicklingError, allowlisted, refused
 from ._checkpoint_read import _read_into
 
 MAX_ENTRIES = 1_000_000
-MAX_PICKLE_BYTES = 16_000_000
+MAX_PICKLE_BYTES = 8_000_000
 _MAX_REPEATED_VIEW = 1 << 30  # bytes a zero-stride view may claim beyond its storage
 _STORAGE_DTYPES = {
     "DoubleStorage": np.float64, "FloatStorage": np.float32, "HalfStorage": np.float16,
