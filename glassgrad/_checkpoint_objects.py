@@ -97,7 +97,8 @@ def global_name(obj) -> str | None:
     if _lookup(module, qualname) is obj:
         return f"{module}:{qualname}"
     # NOTE: glassgrad's public functions wrap (argument checks) what their own module defines
-    for public in ("glassgrad.nn.functional", "glassgrad") if module.startswith("glassgrad") else ():
+    publics = ("glassgrad.nn.functional", "glassgrad") if module.startswith("glassgrad") else ()
+    for public in publics:
         if _lookup(public, qualname) is obj:
             return f"{public}:{qualname}"
     return None

@@ -82,7 +82,7 @@ def load_legacy(f, size: int | None, where: str, map_location):
             raise _bad(where, f"its storages claim {claimed[0]:,} bytes, more than the "
                               f"{size:,}-byte file holds", legacy)
         storage = declared[key] = Storage(np.empty(numel, kind.np), location)
-        return restore(storage, location, map_location)
+        return restore(storage, location, map_location, where)
 
     obj = unpickle(window, read_storage, where)
     keys = unpickle(window, _refuse_storage, where)

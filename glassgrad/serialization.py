@@ -285,11 +285,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     strings, bytes, None, dtypes, ``Size`` and devices: model, optimizer and scheduler
     ``state_dict()``s; and objects of importable classes by their ``__getstate__()``: a whole
     ``nn.Module``, ``argparse.Namespace``, dataclasses (NOTE [Objects in checkpoints]). ``f`` is a
-    path or a writable binary file object (written directly, not atomically). Tensors sharing memory are
-    stored once and load sharing; bfloat16 is kept. Format: NOTE [Checkpoint format]. Raises
-    TypeError for anything else (glassgrad never pickles: a lambda, a local class, an object with
-    its own ``__reduce__``), RecursionError for containers nested
-    more than ``MAX_DEPTH`` (100) deep, and ValueError for a header ``load`` would refuse (over
+    path or a writable binary file object (written directly, not atomically). Tensors sharing
+    memory are stored once and load sharing; bfloat16 is kept. Format: NOTE [Checkpoint format].
+    Raises TypeError for anything else (glassgrad never pickles: a lambda, a local class, an
+    object with its own ``__reduce__``), RecursionError for containers nested more than
+    ``MAX_DEPTH`` (100) deep, and ValueError for a header ``load`` would refuse (over
     2,000,000 JSON values: store long lists of numbers as tensors). ``pickle_module`` and the
     other pickle options are accepted for compatibility and ignored.
 
@@ -486,8 +486,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     ``f`` is a path or a readable binary file object. A plain safetensors file (e.g. written by
     ``safetensors.torch.save_file``) loads as a dict of tensors, by sorted name as
     safetensors' own loaders give them. A PyTorch checkpoint (``torch.save``'s zip format, or
-    its legacy format: NOTE [Legacy torch files]; told apart by their first bytes) is read with a restricted unpickler that admits only what
-    torch's ``weights_only=True`` admits (NOTE [Reading torch files]), so a torch model's
+    its legacy format: NOTE [Legacy torch files]; told apart by their first bytes) is read with
+    a restricted unpickler that admits only what torch's ``weights_only=True`` admits
+    (NOTE [Reading torch files]), so a torch model's
     ``state_dict()`` loads into the same glassgrad model. Nothing in the file is executed:
     ``weights_only`` is accepted and never widens what loads: objects are rebuilt only from
     glassgrad's own classes, ``argparse.Namespace`` and those allowlisted with
@@ -513,7 +514,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             return _torch_read.load_zip(fh, where, map_location)
         if kind == "pickle":
             return _torch_legacy.load_legacy(fh, size, where, map_location)
-        _torch_read.restore(_torch_read.Storage(np.empty(0), "cpu"), "cpu", map_location)
+        _torch_read.restore(_torch_read.Storage(np.empty(0), "cpu"), "cpu", map_location, where)
         header, head, data_start = read_header(fh, size, where)
         data_size = None if size is None else size - data_start
         plan = plan_entries(header, data_size, where, head)

@@ -223,3 +223,50 @@ def test_bool_bytes_other_than_0_and_1_load_as_torch_loads_them(tmp_path):
         assert (~ours).tolist() == (~theirs).tolist()
         assert ours.sum().item() == theirs.sum().item() == 3
         assert ours.view(glassgrad.uint8).tolist() == theirs.view(torch.uint8).tolist()
+
+
+def test_torch_pickles_fuzzed_give_a_clean_error_or_a_load():
+    """A torch checkpoint's data.pkl with 1-4 random bytes changed, dropped or added (re-zipped,
+    so the zip itself is sound): each loads or is refused with glassgrad's ValueError (torch's
+    UnpicklingError or RuntimeError besides), within a second."""
+    import random
+    import time
+    import zipfile
+
+    buf = io.BytesIO()
+    model = torch.nn.Linear(3, 2)
+    torch.save({"model": model.state_dict(), "view": model.weight[1:], "blob": b"xy",
+                "param": torch.nn.Parameter(torch.ones(2)), "opt": {"state": {0: {
+                    "step": torch.tensor(3.0)}}, "lr": 0.1}, "n": [1, 2.5, None, True]}, buf)
+    with zipfile.ZipFile(buf) as z:
+        parts = {info.filename: z.read(info.filename) for info in z.infolist()}
+    rng = random.Random(0)
+    refused = loaded = 0
+    for trial in range(1500):
+        data = bytearray(parts["archive/data.pkl"])
+        for _ in range(rng.randint(1, 4)):
+            pos, op = rng.randrange(len(data)), rng.random()
+            if op < 0.5:
+                data[pos] = rng.randrange(256)
+            elif op < 0.75:
+                del data[pos]
+            else:
+                data.insert(pos, rng.randrange(256))
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as z:
+            for name, value in parts.items():
+                z.writestr(name, bytes(data) if name.endswith("data.pkl") else value)
+        out.seek(0)
+        out.name = NAME
+        start = time.perf_counter()
+        try:
+            glassgrad.load(out)
+            loaded += 1
+        except ValueError as e:
+            assert "glassgrad.load: " in str(e) and repr(NAME) in str(e), (trial, e)
+            refused += 1
+        except Exception as e:  # noqa: BLE001 - the point: no other type escapes
+            pytest.fail(f"trial {trial}: {type(e).__name__}: {e}")
+        assert time.perf_counter() - start < 1.0, trial
+    assert refused > 1000 and loaded > 10
+    figures.add("checkpoint_cases", refused)
