@@ -397,3 +397,33 @@ def test_mha_float32_masks_on_float64_like_torch(need_weights, masks, rng):
         assert res[0] == res[1]
         return
     assert_close(res[0][0], res[1][0], atol=1e-6, what="output")
+
+
+def test_mha_fastpath_switch_like_torch(monkeypatch, rng):
+    """With torch.backends.mha.set_fastpath_enabled(False) both take the usual path: zeros on a
+    fully masked row, where the fused kernel gives NaN."""
+    from glassgrad.nn.modules import attention
+
+    class _Off:
+        @staticmethod
+        def get_fastpath_enabled():
+            return False
+
+    monkeypatch.setattr(attention, "_mha_backend", [_Off])
+    ours, theirs = _pair(8, 2, batch_first=True)
+    x = rng.standard_normal((2, 4, 8))
+    kpm = np.zeros((2, 4), dtype=bool)
+    kpm[0] = True
+    before = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        outs = []
+        for lib, module in ((glassgrad, ours), (torch, theirs)):
+            q = lib.tensor(x)
+            with lib.no_grad():
+                outs.append(module.eval()(q, q, q, key_padding_mask=lib.tensor(kpm),
+                                          need_weights=False)[0].numpy())
+    finally:
+        torch.backends.mha.set_fastpath_enabled(before)
+    assert not np.isnan(outs[1]).any()
+    np.testing.assert_allclose(outs[0], outs[1], atol=ATOL)

@@ -509,14 +509,19 @@ class MultiheadAttention(Module):
         return out, (weights if return_weights else None)
 
 
+_mha_backend: list = []  # [glassgrad.backends.mha or None], looked up once
+
+
 def fastpath_enabled() -> bool:
     """``torch.backends.mha.get_fastpath_enabled()`` where glassgrad has it, else True (the
     default): PyTorch's switch for its fused attention kernels."""
-    try:
-        from ...backends import mha
-    except ImportError:
-        return True
-    return mha.get_fastpath_enabled()
+    if not _mha_backend:
+        try:
+            from ...backends import mha
+        except ImportError:  # NOTE: once: a failed import searches the path on every call
+            mha = None
+        _mha_backend.append(mha)
+    return _mha_backend[0] is None or _mha_backend[0].get_fastpath_enabled()
 
 
 def needs_grad(tensors) -> bool:
