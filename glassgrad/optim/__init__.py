@@ -1,6 +1,6 @@
 """Optimizers and learning-rate schedulers (``torch.optim``). Re-exports only."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -19,5 +19,5 @@ from .sgd import SGD
 
 __all__ = [
     "ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
-    "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler",
+    "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils",
 ]

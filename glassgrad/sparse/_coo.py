@@ -57,6 +57,11 @@ class SparseLayoutError(NotImplementedError):
         return self
 
 
+class _SparseAttributeError(SparseLayoutError, AttributeError):
+    """A missing array attribute: also an AttributeError, so ``hasattr``/``getattr(..., None)``
+    probes see "absent" (and any use of the data still raises)."""
+
+
 def _caller_name() -> str | None:
     """The innermost glassgrad function (outside this package) on the stack: the public op
     that handed a sparse tensor's stand-in array to NumPy."""
@@ -110,7 +115,7 @@ class _SparseArray:
         raise SparseLayoutError("conversion to an array")
 
     def __getattr__(self, name: str):
-        raise SparseLayoutError(name)
+        raise _SparseAttributeError(name)
 
 
 for _name in ("getitem setitem iter float int index bool complex add radd sub rsub mul rmul "
@@ -253,6 +258,14 @@ class SparseCOOTensor(Tensor):
                 self._array.shape, self._coalesced)
         return memo[id(self)]
 
+    @property
+    def data(self) -> SparseCOOTensor:
+        return self.detach()
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._indices_t._array.copy(), self._values_t, self._array.shape,
+                           self._coalesced))
+
     def numpy(self, *, force: bool = False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 
@@ -316,3 +329,8 @@ class SparseCOOTensor(Tensor):
         return SparseCOOTensor._build(
             np.ascontiguousarray(self._indices_t._array[::-1]), self._values_t,
             (shape[1], shape[0]), False)
+
+
+def _rebuild(indices, values, shape, coalesced) -> SparseCOOTensor:
+    """Unpickle (and ``copy.copy``) a sparse tensor."""
+    return SparseCOOTensor._build(indices, values, tuple(shape), coalesced)
