@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 import pytest
@@ -75,3 +76,16 @@ def test_dropout2d_two_dims_gives_torchs_numbers():
     with pytest.warns(UserWarning):
         got = glassgrad.nn.functional.dropout2d(glassgrad.from_numpy(x), 0.25)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_dropout2d_warning_points_at_the_caller():
+    # torch's warning names the line that called F.dropout2d (nn/modules/dropout.py's forward)
+    places = []
+    for lib in (torch, glassgrad):
+        with pytest.warns(UserWarning, match="Received a 2-D input") as record:
+            lib.nn.Dropout2d()(lib.ones(2, 3))
+        places.append(record[0].filename.replace(os.sep, "/").split("/")[-3:])
+        with pytest.warns(UserWarning) as record:
+            lib.nn.functional.dropout2d(lib.ones(2, 3))
+        assert record[0].filename == __file__
+    assert places[0] == ["nn", "modules", "dropout.py"] == places[1]

@@ -145,7 +145,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
             "will result in an error in a future release. To retain the behavior and silence "
             "this warning, please use dropout instead. Note that dropout2d exists to provide "
             "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
-            "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+            "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=3)
     return _feature_dropout(input, p, training, input.ndim if input.ndim in (2, 3) else 4, inplace)
 
 
