@@ -135,17 +135,19 @@ def run_one(program: Program, library: str, repo: str, args: argparse.Namespace)
     return result
 
 
-def compare(runs: dict, rtol: float) -> dict:
-    """First values of both runs side by side: the largest relative difference and a verdict."""
+def compare(runs: dict, rtol: float, seeded: bool = True) -> dict:
+    """First values of both runs side by side: the largest relative difference and a verdict
+    (None for an unseeded program, whose numbers differ between two torch runs)."""
     torch_values = runs.get("torch", {}).get("values", [])[:COMPARED]
     glassgrad_values = runs.get("glassgrad", {}).get("values", [])[:COMPARED]
     pairs = list(zip(torch_values, glassgrad_values))
     if not pairs:
         return {"max_rel_diff": None, "match": False}
+    complete = len(pairs) == min(COMPARED, max(len(torch_values), len(glassgrad_values)))
     return {
         "max_rel_diff": max(relative_difference(a, b) for a, b in pairs),
-        "match": len(pairs) == min(COMPARED, max(len(torch_values), len(glassgrad_values)))
-        and all(values_match(a, b, rtol) for a, b in pairs),
+        "match": None if not seeded
+        else complete and all(values_match(a, b, rtol) for a, b in pairs),
     }
 
 
@@ -171,7 +173,8 @@ def table(rows: list[dict]) -> str:
         lines.append("| " + " | ".join([
             row["program"], f"`{row['flags']}`", f"{_cell(t, 'ran')} / {_cell(g, 'ran')}",
             _cell(t, "values"), _cell(g, "values"),
-            "-" if diff is None else f"{diff:.2e}", "y" if row["match"] else "n",
+            "-" if diff is None else f"{diff:.2e}",
+            "n/a (unseeded)" if row["match"] is None else "y" if row["match"] else "n",
             f"{_cell(t, 'wall')} / {_cell(g, 'wall')}",
             (g or {}).get("stopped_at", "").replace("|", "\\|") or "-",
         ]) + " |")
@@ -215,7 +218,7 @@ def main(argv=None) -> list[dict]:
                   f"in {r['wall_s']:.1f} s; {' '.join(r['values'][:COMPARED])} "
                   f"{r['stopped_at']}", flush=True)
         rows.append({"program": name, "flags": " ".join(PROGRAMS[name].args), "runs": runs,
-                     **compare(runs, args.rtol)})
+                     **compare(runs, args.rtol, PROGRAMS[name].seeded)})
     print()
     print(table(rows))
     os.makedirs(args.out, exist_ok=True)

@@ -3,6 +3,8 @@ padding and distances (``torch.nn.functional``). Composed from primitives: no de
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import dtypes
@@ -138,8 +140,16 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``)."""
-    return _feature_dropout(input, p, training, 4 if input.ndim != 3 else 3, inplace)
+    """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``); as in torch,
+    a 3-D input is ``(N, C, L)``, and a 2-D one ``(N, C)`` is dropped elementwise with a warning."""
+    if input.ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=3)
+    return _feature_dropout(input, p, training, input.ndim if input.ndim in (2, 3) else 4, inplace)
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
