@@ -374,3 +374,34 @@ def test_torchs_default_build_kernels():
     assert out.returncode == 0, out.stderr
     bad, mismatches, ulps = out.stdout.split("]")[0] + "]", *out.stdout.split("]")[1].split()
     assert bad == "[]" and float(ulps) <= 2 and int(mismatches) < 5000 * 0.05
+
+
+def test_call_forms_programs_use():
+    same(lambda m: [m.randint(high=5, size=(3,)), m.rand(size=(2, 3)), m.randn(size=(4,)),
+                    m.empty(5).random_(to=9), m.empty(5).random_(3, to=9),
+                    m.full((6,), 0.5).bernoulli(), m.zeros(6).bernoulli(0.3),
+                    m.ones(6).multinomial(2), m.ones(2, 6).multinomial(9, replacement=True),
+                    m.empty(6).exponential_(lambd=2.0)], seed=20)
+
+
+@pytest.mark.parametrize("call,err,phrase", [
+    (lambda m: m.empty(3, dtype=m.int64).normal_(), NotImplementedError,
+     '"normal_kernel_cpu" not implemented for \'Long\''),
+    (lambda m: m.randn(3, dtype=m.bool), NotImplementedError, "normal_kernel_cpu"),
+    (lambda m: m.rand(3, dtype=m.int64), NotImplementedError,
+     '"check_uniform_bounds" not implemented for \'Long\''),
+    (lambda m: m.empty(3, dtype=m.int64).log_normal_(), NotImplementedError, "log_normal_cpu"),
+    (lambda m: m.empty(3, dtype=m.bool).geometric_(0.5), NotImplementedError, "geometric_cpu"),
+    (lambda m: m.empty(3, dtype=m.int64).exponential_(), RuntimeError,
+     "Exponential distribution is a continuous probability distribution. dtype must be a "
+     "floating point but you specified Long"),
+    (lambda m: m.empty(3, dtype=m.int64).cauchy_(), RuntimeError,
+     "dtype must be a floating point but you specified long int"),
+    (lambda m: m.empty(3).random_(**{"from": 3}), TypeError,
+     "random_() received an invalid combination of arguments"),
+])
+def test_sampler_dtype_and_argument_errors(call, err, phrase):
+    for lib in (torch, glassgrad):
+        with pytest.raises(err) as info:
+            call(lib)
+        assert phrase in str(info.value)
