@@ -405,3 +405,18 @@ def test_sampler_dtype_and_argument_errors(call, err, phrase):
         with pytest.raises(err) as info:
             call(lib)
         assert phrase in str(info.value)
+
+
+def test_dropout2d_of_2d_and_3d_inputs_warns_and_masks_like_torch():
+    """mnist_rnn's Dropout2d runs on (N, features): torch warns and drops single elements."""
+    def run(m):
+        F = m.nn.functional
+        with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+            a = F.dropout2d(m.ones(4, 5), 0.5)
+        with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+            b = F.dropout2d(m.ones(2, 3, 2), 0.5)
+        with pytest.warns(UserWarning, match="Received a 5-D input to dropout2d"):
+            c = F.dropout2d(m.ones(2, 3, 2, 2, 2), 0.5)
+        return [a, b, c]
+
+    same(run, seed=21)

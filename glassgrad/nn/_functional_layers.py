@@ -138,8 +138,20 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``)."""
-    return _feature_dropout(input, p, training, 4 if input.ndim != 3 else 3, inplace)
+    """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``); as torch, a
+    2-D or 5-D input warns and drops along its first two dims, a 3-D one warns and is (N, C, L)."""
+    import warnings
+
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain the "
+                      "behavior and silence this warning, please use dropout instead.",
+                      stacklevel=2)
+    elif input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim.", stacklevel=2)
+    return _feature_dropout(input, p, training, min(input.ndim, 4), inplace)
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
