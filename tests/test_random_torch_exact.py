@@ -420,3 +420,28 @@ def test_dropout2d_of_2d_and_3d_inputs_warns_and_masks_like_torch():
         return [a, b, c]
 
     same(run, seed=21)
+
+
+def test_vmap_randomness_draws_torchs_numbers():
+    def run(m):
+        x = m.zeros(4, 3)
+        vmap = m.func.vmap
+        return [vmap(lambda a: a + m.randn(3), randomness="different")(x),
+                vmap(lambda a: m.nn.functional.dropout(a + 1, 0.5), randomness="different")(x),
+                vmap(lambda a: a + m.rand(3), randomness="same")(x)]
+
+    same(run, seed=22)
+
+
+def test_checkpoint_replays_torchs_dropout_mask():
+    def run(m):
+        x = m.tensor(np.linspace(-1, 1, 40), dtype=m.float32, requires_grad=True)
+
+        def block(v):
+            return m.nn.functional.dropout(v * 2, 0.5) * v
+
+        y = m.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        y.sum().backward()
+        return [y, x.grad]
+
+    same(run, seed=23)
