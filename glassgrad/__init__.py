@@ -112,6 +112,7 @@ def numel(input) -> int:
 
 # issue 14, lane rng
 from . import random  # noqa: E402,F401 - torch.random: fork_rng, seeds, state
+from ._factories import poisson  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

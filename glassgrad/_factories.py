@@ -489,3 +489,13 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     _check_multinomial(input._array, num_samples, replacement, input.dtype)
     res = _rng(generator).multinomial(input._array, num_samples, replacement)
     return Tensor._make(res.astype(np.int64, copy=False))
+
+
+def poisson(input, generator=None):
+    """Poisson counts with rates ``input`` (``torch.poisson``), in input's dtype; torch's
+    numbers after the same seed. RuntimeError for a negative rate."""
+    rates = input._array
+    if rates.size and not (rates >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative\nglassgrad: "
+                           "torch.poisson takes rates >= 0 (e.g. exp of a log-rate).")
+    return Tensor._make(_rng(generator).poisson(rates))

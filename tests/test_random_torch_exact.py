@@ -445,3 +445,15 @@ def test_checkpoint_replays_torchs_dropout_mask():
         return [y, x.grad]
 
     same(run, seed=23)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson(dtype):
+    lam = np.concatenate([np.linspace(0, 30, 200), [0.0, 1e-3, 9.99, 10.0, 100.0, 1000.0]])
+    same(lambda m: [m.poisson(m.tensor(lam, dtype=getattr(m, dtype))),
+                    m.poisson(m.tensor(lam[:20], dtype=getattr(m, dtype)),
+                              generator=m.Generator().manual_seed(4))], seed=24)
+    for lib in (torch, glassgrad):
+        with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be "
+                                               "non-negative"):
+            lib.poisson(lib.tensor([-1.0]))
