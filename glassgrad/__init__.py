@@ -145,6 +145,7 @@ from . import sparse  # noqa: E402,F401
 from .sparse import sparse_coo_tensor  # noqa: E402,F401
 from .sparse import mm as spmm  # noqa: E402,F401
 
+from ._factories import poisson  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -9,6 +9,7 @@ import numpy as np
 from . import dtypes
 from ._factory_args import (
     _check_multinomial,
+    _floating,
     _check_nested,
     _check_p,
     _check_range,
@@ -376,23 +377,37 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _float_dt(dtype, kernel: str):
+    dt = _dt(dtype)
+    _floating(dt, kernel)
+    return dt
+
+
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1) of shape ``size`` (``torch.rand``); torch's numbers after the
-    same seed (NOTE [Torch's stream])."""
-    return _finish(_rng(generator).uniform(_size(size), _dt(dtype)), requires_grad)
+    same seed (NOTE [Torch's stream]). NotImplementedError for a non-floating dtype."""
+    shape = _size(args if size is None else (size,))
+    dt = _float_dt(dtype, "check_uniform_bounds")
+    return _finish(_rng(generator).uniform(shape, dt), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples of shape ``size`` (``torch.randn``); torch's numbers after the
-    same seed (exactness per path: ``_sampling.py``)."""
-    return _finish(_rng(generator).normal(_size(size), _dt(dtype)), requires_grad)
+    same seed (exactness per path: ``_sampling.py``). NotImplementedError for a non-floating
+    dtype."""
+    shape = _size(args if size is None else (size,))
+    dt = _float_dt(dtype, "normal_kernel_cpu")
+    return _finish(_rng(generator).normal(shape, dt), requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+def randint(low=None, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
-    """Integers in [low, high) of shape ``size`` (``torch.randint``); int64 by default;
-    torch's numbers after the same seed."""
-    if size is None:
+    """Integers in [low, high) of shape ``size`` (``torch.randint``, also ``randint(high,
+    size)`` and ``randint(high=, size=)``); int64 by default; torch's numbers after the same
+    seed."""
+    if low is None:
+        low = 0
+    elif size is None:
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
@@ -468,3 +483,13 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     _check_multinomial(input._array, num_samples, replacement, input.dtype)
     res = _rng(generator).multinomial(input._array, num_samples, replacement)
     return Tensor._make(res.astype(np.int64, copy=False))
+
+
+def poisson(input, generator=None):
+    """Poisson counts with rates ``input`` (``torch.poisson``), in input's dtype; torch's
+    numbers after the same seed. RuntimeError for a negative rate."""
+    rates = input._array
+    if rates.size and not (rates >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative\nglassgrad: "
+                           "torch.poisson takes rates >= 0 (e.g. exp of a log-rate).")
+    return Tensor._make(_rng(generator).poisson(rates))

@@ -158,7 +158,23 @@ def _positive(v, op: str, what: str) -> None:
                            f"glassgrad: {op}({what}={_num(v)}) needs {what} > 0.")
 
 
+def _floating(dt, kernel: str, continuous: str | None = None) -> None:
+    """torch's refusal of an integer or bool tensor for a floating-point sampler."""
+    if dt.kind == "f" or dt == _BF16:
+        return
+    from .ops._names import c_type, scalar_type
+
+    if continuous:
+        raise RuntimeError(f"{continuous} distribution is a continuous probability distribution. "
+                           "dtype must be a floating point but you specified "
+                           f"{(c_type if continuous == 'Cauchy' else scalar_type)(dt)}\n"
+                           "glassgrad: sample into a float tensor, then convert.")
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type(dt)}\'\n'
+                              "glassgrad: sample into a float tensor, then convert.")
+
+
 def _fill_uniform(r, s, dt, a=0.0, b=1.0):
+    _floating(dt, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > "
@@ -167,6 +183,7 @@ def _fill_uniform(r, s, dt, a=0.0, b=1.0):
 
 
 def _fill_normal(r, s, dt, mean=0.0, std=1.0, contiguous=True):
+    _floating(dt, "normal_kernel_cpu")
     _check_std(std)
     return r.normal(s, dt, mean, std, contiguous)
 
@@ -179,14 +196,27 @@ def _fill_bernoulli(r, s, dt, p=0.5):
 
 
 def _fill_exponential(r, s, dt, lambd=1.0):
+    _floating(dt, "", "Exponential")
     _positive(lambd, "exponential_", "lambda")
     return r.exponential(s, dt, lambd)
 
 
-def _fill_random(r, s, dt, a=None, b=None):
-    if a is None:  # PyTorch: [0, 2 ** mantissa] for floats, [0, max] for integers
-        return r.random(s, dt)
-    low, high = (0, a) if b is None else (a, b)
+def _fill_random(r, s, dt, *args, **bounds):
+    """``random_()``, ``random_(to)``, ``random_(from, to)``; ``from``/``to`` by keyword too."""
+    unknown = set(bounds) - {"from", "to"}
+    if unknown or len(args) > 2 or (not args and "to" not in bounds):
+        if not args and not bounds:  # PyTorch: [0, 2 ** mantissa] for floats, [0, max] for ints
+            return r.random(s, dt)
+        raise TypeError("random_() received an invalid combination of arguments\nglassgrad: "
+                        "pass random_(), random_(to) or random_(from, to).")
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        low, high = (args[0], bounds["to"]) if "to" in bounds else (0, args[0])
+    else:
+        low, high = bounds.get("from", 0), bounds.get("to")
+    if high is None:  # random_(from, None): up to the dtype's largest value
+        high = 2 ** (np.finfo(dt).nmant + 1) + 1 if dt.kind == "f" else int(np.iinfo(dt).max) + 1
     _check_range(low, high, "random_", dt)
     return r.integers(s, dt, low, high)
 
@@ -210,6 +240,8 @@ def _check_bounds(low, high, np_dtype) -> None:
 
 
 def _fill_geometric(r, s, dt, p):
+    if dt == np.bool_:
+        _floating(dt, "geometric_cpu")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}\n"
                            f"glassgrad: geometric_(p={_num(p)}) needs 0 < p < 1.")
@@ -217,10 +249,12 @@ def _fill_geometric(r, s, dt, p):
 
 
 def _fill_log_normal(r, s, dt, mean=1.0, std=2.0):
+    _floating(dt, "log_normal_cpu")
     _positive(std, "log_normal_", "std")
     return r.log_normal(s, dt, mean, std)
 
 
 def _fill_cauchy(r, s, dt, median=0.0, sigma=1.0):
+    _floating(dt, "", "Cauchy")
     _positive(sigma, "cauchy_", "sigma")
     return r.cauchy(s, dt, median, sigma)

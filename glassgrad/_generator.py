@@ -19,6 +19,7 @@ from .backend import device as _device
 
 _DEFAULT_SEED = 67280421310721  # ATen's default_rng_seed_val
 _N = 624  # MERSENNE_STATE_N
+_32 = np.uint64(32)
 # CPUGeneratorImplState: the_initial_seed (u64), left (i32), seeded (i32), next (u64),
 # state[624] (u64), normal_x, normal_y, normal_rho (f64), normal_is_valid (i32, padded to 8),
 # next_float_normal_sample (f32), is_next_float_normal_sample_valid (bool, padded to 4)
@@ -60,7 +61,7 @@ class _Engine(Samplers):
     def words64(self, n: int) -> np.ndarray:
         """``n`` calls of torch's ``random64()`` (uint64)."""
         w = self.bits.random_raw(2 * n)
-        return (w[0::2] << np.uint64(32)) | w[1::2]
+        return (w[0::2] << _32) | w[1::2]
 
 
 class Generator:

@@ -24,6 +24,9 @@ import math
 import numpy as np
 
 _LOW24 = np.uint64(2**24 - 1)
+_LOW53 = np.uint64(2**53 - 1)
+_STEP24 = np.float32(2.0**-24)
+_WIDE = (np.dtype(np.float32), np.dtype(np.float64))
 _SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitter for float64
 
 
@@ -46,12 +49,28 @@ def _round_to_odd_sum(a, b):
     return s
 
 
+_MID32 = np.int64(1 << 28)  # a float64 halfway between two float32s ends in these 29 bits
+_LOW29 = np.int64((1 << 29) - 1)
+
+
 def _fma(a, b, c, dtype):
-    """``a * b + c`` rounded once, as a C compiler contracts it on an FMA machine; arrays or
-    numbers of float32 or float64 ``dtype``."""
+    """``a * b + c`` rounded once, as a C compiler contracts it on an FMA machine; arrays of
+    float32 or float64 ``dtype``, ``b`` and ``c`` arrays or numbers."""
+    dtype = np.dtype(dtype)
+    if np.ndim(b) == 0 and np.ndim(c) == 0 and (b == 1 or c == 0):
+        # one rounding anyway (and + 0.0 turns a -0.0 product into +0.0, as the fma does)
+        return np.asarray(a, dtype) * dtype.type(b) + dtype.type(c)
     if dtype == np.float32:
-        prod = np.asarray(a, np.float32).astype(np.float64) * np.float64(np.float32(b))
-        s = _round_to_odd_sum(prod, np.broadcast_to(np.float64(np.float32(c)), prod.shape))
+        # the float32 product is exact in float64; the float64 sum rounds once more, which
+        # only matters when it lands inexactly on a float32 midpoint: those get rounded to odd
+        a, b, c = (np.asarray(v, np.float32) for v in (a, b, c))
+        s = np.multiply(a, b, dtype=np.float64)
+        s += c
+        mid = (s.view(np.int64) & _LOW29) == _MID32
+        if mid.any():
+            shape = s.shape
+            a, b, c = (np.broadcast_to(v, shape)[mid].astype(np.float64) for v in (a, b, c))
+            s[mid] = _round_to_odd_sum(a * b, c)
         return s.astype(np.float32)
     a = np.asarray(a, np.float64)
     b, c = np.float64(b), np.broadcast_to(np.float64(c), a.shape)
@@ -76,7 +95,7 @@ def _madd(a, b, c, dtype):
     (the AVX2 and AVX512 capabilities), two roundings in its baseline (default) build."""
     from ._avx_mathfun import cpu_capability
 
-    if cpu_capability() != "default":
+    if (b == 1 and c == 0) or cpu_capability() != "default":
         return _fma(a, b, c, dtype)
     dtype = np.dtype(dtype)
     return (np.asarray(a, dtype) * dtype.type(b) + dtype.type(c)).astype(dtype, copy=False)
@@ -111,15 +130,17 @@ class Samplers:
         accumulation type, from 24 bits of a word for float32 and the 16-bit floats (measured:
         their digits are float's), 53 bits of random64 for float64."""
         if dtype == np.float64:
-            return (self.words64(n) & np.uint64(2**53 - 1)).astype(np.float64) * 2.0**-53
-        return (self.words(n) & _LOW24).astype(np.float32) * np.float32(2.0**-24)
+            return (self.words64(n) & _LOW53).astype(np.float64) * 2.0**-53
+        return (self.words(n) & _LOW24).astype(np.float32) * _STEP24
 
     def uniform(self, size, dtype, low=0.0, high=1.0):
         """``uniform_(from, to)``: from and to cast to ``dtype`` (float for the 16-bit types),
         ``x * (to - from) + from``; a 16-bit result that rounds up to ``to`` becomes ``from``
         (measured on torch 2.13)."""
         dtype = np.dtype(dtype)
-        n = int(np.prod(size))
+        n = math.prod(size)
+        if low == 0 and high == 1 and dtype in _WIDE:  # rand(): the hot path, no arithmetic
+            return self._unit(n, dtype).reshape(size)
         acc = np.float64 if dtype == np.float64 else np.float32
         short = dtype.itemsize == 2
         lo, hi = (acc(low), acc(high)) if short else (acc(dtype.type(low)), acc(dtype.type(high)))
@@ -134,8 +155,8 @@ class Samplers:
     def normal(self, size, dtype, mean=0.0, std=1.0, contiguous=True):
         """``normal_(mean, std)``: ATen's ``normal_kernel``."""
         dtype = np.dtype(dtype)
-        n = int(np.prod(size))
-        if n >= 16 and contiguous and dtype in (np.float32, np.float64):
+        n = math.prod(size)
+        if n >= 16 and contiguous and dtype in _WIDE:
             return _normal_fill(self, n, dtype, mean, std).reshape(size)
         return self._serial_normal(n, mean, std).astype(dtype).reshape(size)
 
@@ -149,17 +170,17 @@ class Samplers:
             self.next_double_normal = None
             i = 1
         pairs = (n - i + 1) // 2
-        if pairs:
-            u = self._unit(2 * pairs, np.float64)
-            u1, u2 = u[0::2], u[1::2]
-            r = np.sqrt(-2.0 * _libm(np.log1p, -u2, np.float64))
-            theta = 2.0 * np.pi * u1
-            cos = r * _libm(np.cos, theta, np.float64)
-            sin = r * _libm(np.sin, theta, np.float64)
-            both = np.stack([cos, sin], 1).reshape(-1)
+        if pairs:  # Python floats: math is libm, and under 16 values NumPy's overhead dominates
+            w = self.bits.random_raw(4 * pairs).tolist()
+            u = [((hi << 32 | lo) & 0x1FFFFFFFFFFFFF) * 2.0**-53 for hi, lo in zip(w[0::2], w[1::2])]
+            both = []
+            for u1, u2 in zip(u[0::2], u[1::2]):
+                r = math.sqrt(-2.0 * math.log1p(-u2))
+                theta = 2.0 * math.pi * u1
+                both += (r * math.cos(theta), r * math.sin(theta))
             out[i:] = both[:n - i]
             if (n - i) % 2:
-                self.next_double_normal = float(sin[-1])
+                self.next_double_normal = both[-1]
         return _madd(out, std, mean, np.float64)
 
     def integers(self, size, dtype, low, high):
@@ -217,6 +238,45 @@ class Samplers:
         u = self._unit(int(np.prod(size)), np.float64)
         t = _libm(np.tan, np.pi * (u - 0.5), np.float64)
         return _madd(t, sigma, median, np.float64).astype(dtype).reshape(size)
+
+    def poisson(self, rates):
+        """``torch.poisson``: ATen's ``sample_poisson`` per rate, in order: products of float64
+        uniforms under rate 10, Hoermann's transformed rejection from 10 on."""
+        flat = np.asarray(rates, np.float64).reshape(-1).tolist()
+        out = [self._poisson_one(lam) for lam in flat]
+        return np.asarray(out, np.float64).astype(rates.dtype).reshape(rates.shape)
+
+    def _poisson_one(self, lam: float) -> int:
+        def uniform():
+            hi, lo = self.bits.random_raw(2).tolist()
+            return ((hi << 32 | lo) & 0x1FFFFFFFFFFFFF) * 2.0**-53
+
+        if lam >= 10:
+            slam, loglam = math.sqrt(lam), math.log(lam)
+            b = 0.931 + 2.53 * slam
+            a = -0.059 + 0.02483 * b
+            invalpha = 1.1239 + 1.1328 / (b - 3.4)
+            vr = 0.9277 - 3.6224 / (b - 2)
+            while True:
+                u = uniform() - 0.5
+                v = uniform()
+                us = 0.5 - abs(u)
+                k = math.floor((2 * a / us + b) * u + lam + 0.43)
+                if us >= 0.07 and v <= vr:
+                    return k
+                if k < 0 or (us < 0.013 and v > us):
+                    continue
+                if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+                        <= -lam + k * loglam - math.lgamma(k + 1.0)):
+                    return k
+        if lam == 0:
+            return 0
+        enlam, x, prod = math.exp(-lam), 0, 1.0
+        while True:
+            prod *= uniform()
+            if prod <= enlam:
+                return x
+            x += 1
 
     def permutation(self, n: int, dtype):
         """``randperm(n)``: ATen's Fisher-Yates with ``random() % (n - i)`` (an inside-out

@@ -461,6 +461,23 @@ Tensor.log_normal_ = _random_fill(_fac._fill_log_normal)
 Tensor.cauchy_ = _random_fill(_fac._fill_cauchy)
 
 
+def _bernoulli(self, p=None, *, generator=None):
+    """``x.bernoulli()`` (probabilities x) or ``x.bernoulli(p)`` (``torch.Tensor.bernoulli``)."""
+    from ._factories import bernoulli
+
+    return bernoulli(self, p, generator=generator)
+
+
+def _multinomial(self, num_samples, replacement=False, *, generator=None):
+    """``torch.Tensor.multinomial``: category indices drawn with weights ``self``."""
+    from ._factories import multinomial
+
+    return multinomial(self, num_samples, replacement, generator=generator)
+
+
+Tensor.bernoulli, Tensor.multinomial = _bernoulli, _multinomial
+
+
 def _reshape_inplace(self, out):
     """squeeze_/unsqueeze_: self takes the view ``out``'s shape and its history too, so that
     backward meets the new shape through the view's node (PyTorch's SqueezeBackward); with the

@@ -140,8 +140,9 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``); as in torch,
-    a 3-D input is ``(N, C, L)``, and a 2-D one ``(N, C)`` is dropped elementwise with a warning."""
+    """Zero whole channels of ``(N, C, H, W)`` (``torch.nn.functional.dropout2d``); as torch, a
+    2-D or 5-D input warns and drops along its first two dims (a 2-D one so per element), a 3-D
+    one warns and is (N, C, L)."""
     if input.ndim not in (3, 4):
         warnings.warn(
             f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
@@ -149,7 +150,15 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
             "this warning, please use dropout instead. Note that dropout2d exists to provide "
             "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
             "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=3)
-    return _feature_dropout(input, p, training, input.ndim if input.ndim in (2, 3) else 4, inplace)
+    elif input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=3)
+    return _feature_dropout(input, p, training, min(input.ndim, 4), inplace)
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
