@@ -1,6 +1,6 @@
 """PyTorch's legacy tensor types and constructors: ``torch.FloatTensor(2, 3)``,
-``torch.LongTensor([1, 2])``, ``torch.Tensor(...)``, ``x.new(...)``; and the device-type flags
-programs test beside ``x.is_cuda`` (``x.is_xpu``, ``x.is_mps``, ``x.is_cpu``...).
+``torch.LongTensor([1, 2])``, ``torch.Tensor(...)``, ``x.new(...)`` (the device-type flags
+programs test beside ``x.is_cuda``, ``x.is_xpu`` and the rest, are in _tensor_methods.py).
 
 Each legacy type (``FloatTensor`` ... ``BoolTensor``) is not a subclass of Tensor, as in torch:
 calling it makes an ordinary Tensor of its dtype, and ``isinstance(x, FloatTensor)`` asks whether
@@ -124,10 +124,3 @@ def tensor_new(self, *args, **kwargs) -> Tensor:
 
 
 Tensor.new = tensor_new
-
-
-# NOTE [Backend]: every tensor lives on the CPU; a GPU backend would answer these per tensor
-for _flag, _value in (("is_cpu", True), ("is_xpu", False), ("is_mps", False), ("is_meta", False),
-                      ("is_quantized", False), ("is_mkldnn", False)):
-    setattr(Tensor, _flag, property(lambda self, value=_value: value,
-                                    doc=f"{_value}: glassgrad's tensors are on the CPU."))
