@@ -173,8 +173,11 @@ def _floating(dt, kernel: str, continuous: str | None = None) -> None:
                               "glassgrad: sample into a float tensor, then convert.")
 
 
-def _fill_uniform(r, s, dt, a=0.0, b=1.0):
+def _fill_uniform(r, s, dt, a=0.0, b=1.0, **bounds):
     _floating(dt, "check_uniform_bounds")
+    a, b = bounds.pop("from", a), bounds.pop("to", b)  # torch's keyword names
+    if bounds:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(bounds))}'")
     if a > b:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > "

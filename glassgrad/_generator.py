@@ -167,6 +167,7 @@ class Generator:
 
 
 default_generator = Generator()
+default_generator.seed()  # NOTE: as torch's: a fresh process starts from an entropy seed
 
 
 def manual_seed(seed) -> Generator:

@@ -457,3 +457,21 @@ def test_poisson(dtype):
         with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be "
                                                "non-negative"):
             lib.poisson(lib.tensor([-1.0]))
+
+
+def test_fresh_process_seeds_like_torch_and_uniform_keywords():
+    """Unseeded, torch's default generator starts from an entropy seed in each process (so two
+    processes differ) while a new Generator() starts from ATen's 67280421310721."""
+    import subprocess
+    import sys
+
+    code = ("import torch, glassgrad; "
+            "print(glassgrad.initial_seed() != 67280421310721, "
+            "glassgrad.Generator().initial_seed() == torch.Generator().initial_seed())")
+    outs = [subprocess.run([sys.executable, "-c", code + "; print(glassgrad.rand(1).item())"],
+                           capture_output=True, text=True, timeout=300,
+                           cwd=str(__import__("pathlib").Path(__file__).parents[1])).stdout.split()
+            for _ in range(2)]
+    assert outs[0][:2] == ["True", "True"] and outs[0][2] != outs[1][2]
+    same(lambda m: [m.empty(9).uniform_(**{"from": -2.0, "to": 3.0}),
+                    m.empty(9).uniform_(to=0.5)], seed=25)

@@ -58,11 +58,12 @@ def test_random_split():
     same(run, seed=5)
 
 
-@pytest.mark.parametrize("num_workers", [0, 1])
-def test_dataloader_shuffle_order_and_worker_stream(num_workers):
+@pytest.mark.parametrize("num_workers,persistent", [(0, False), (1, False), (1, True)])
+def test_dataloader_shuffle_order_and_worker_stream(num_workers, persistent):
     """The batch order is torch's; with a worker, the dataset's own draws come from the worker's
     stream, seeded with torch's base_seed (as torch's worker 0), and the sampler's from the
-    main one."""
+    main one; a persistent worker draws no new base seed in the next epoch and keeps its
+    stream."""
     class Noisy:
         def __init__(self, m):
             self.m = m
@@ -75,7 +76,7 @@ def test_dataloader_shuffle_order_and_worker_stream(num_workers):
 
     def run(m):
         loader = m.utils.data.DataLoader(Noisy(m), batch_size=5, shuffle=True,
-                                         num_workers=num_workers)
+                                         num_workers=num_workers, persistent_workers=persistent)
         out = [b.tolist() for b in loader]
         return out + [b.tolist() for b in loader]
 

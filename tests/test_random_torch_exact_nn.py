@@ -134,3 +134,21 @@ def test_first_losses_match_without_copying_weights():
 
     t, g = _built(run, seed=1)
     np.testing.assert_allclose(g[:5], t[:5], rtol=1e-5)
+
+
+@pytest.mark.parametrize("make", [lambda m: m.nn.LSTM(10, 20, 3, dropout=0.3),
+                                  lambda m: m.nn.GRU(10, 20, 2, dropout=0.5, bidirectional=True),
+                                  lambda m: m.nn.RNN(10, 20, 2, dropout=0.5)],
+                         ids=["LSTM", "GRU", "RNN"])
+def test_recurrent_inter_layer_dropout_is_torchs(make):
+    """Training-mode dropout between layers draws torch's masks: the outputs agree to float32
+    rounding of the cells' arithmetic and the stream ends where torch's does."""
+    x = np.random.default_rng(0).normal(size=(5, 3, 10)).astype(np.float32)
+
+    def run(m):
+        out, _ = make(m).train()(m.tensor(x))
+        return out.detach().numpy(), m.rand(2).numpy()
+
+    (t, t_next), (g, g_next) = _built(run)
+    np.testing.assert_allclose(g, t, rtol=0, atol=1e-6)
+    assert np.array_equal(t_next, g_next)

@@ -97,6 +97,7 @@ engine._reduce_batched_grad = reduce_grad
 _SIZE_ARG = {
     "uniform": 0, "normal": 0, "integers": 0, "random": 0, "bernoulli": 0, "exponential": 0,
     "geometric": 0, "log_normal": 0, "cauchy": 0, "permutation": -1, "multinomial": -1,
+    "poisson": -1,
 }
 
 

@@ -243,10 +243,13 @@ class _DataLoaderIter:
         self._loader = loader
         self._num_yielded = 0
         self._len_called = loader._IterableDataset_len_called
-        # torch: empty((), dtype=int64).random_(generator=loader.generator), one random64
-        seed = _factories.empty((), dtype=dtypes.int64).random_(generator=loader.generator)
-        self._base_seed = int(seed.item())
         self._worker = None
+        if loader.persistent_workers and loader._worker is not None:
+            # torch resets its persistent iterator instead: no new base seed is drawn
+            self._base_seed = loader._worker.info.seed
+        else:  # torch: empty((), dtype=int64).random_(generator=loader.generator), one random64
+            seed = _factories.empty((), dtype=dtypes.int64).random_(generator=loader.generator)
+            self._base_seed = int(seed.item())
         if loader.num_workers > 0:
             if loader.persistent_workers:
                 if loader._worker is None:
