@@ -86,3 +86,26 @@ def test_values_match_uses_the_printed_precision():
     assert not values_match("1.4077", "1.4079", 1e-4)
     assert not values_match("0.50237381", "0.50247381", 1e-4)
     assert not values_match("433", "434", 1e-4)          # counts compare exactly
+
+
+def test_extract_reads_a_bare_git_mirror(tmp_path):
+    # the pytorch/examples mirror is a bare git directory: programs come out of its HEAD
+    import subprocess
+
+    work = tmp_path / "work"
+    (work / "prog" / "data").mkdir(parents=True)
+    (work / "prog" / "main.py").write_text("print('hi')\n")
+    (work / "prog" / "data" / "train.txt").write_text("a b c\n")
+    (work / "other.py").write_text("")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "x"]):
+        subprocess.run([*git, *args], cwd=work, check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(tmp_path / "mirror")],
+                   check=True)
+    missing = run.extract(str(tmp_path / "mirror"), "prog", str(tmp_path / "out"))
+    assert missing == []
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*") if p.is_file()) == [
+        "main.py", "train.txt"]
+    assert (tmp_path / "out" / "main.py").read_text() == "print('hi')\n"
+    with pytest.raises(FileNotFoundError):
+        run.extract(str(tmp_path / "mirror"), "absent", str(tmp_path / "out2"))
