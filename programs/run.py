@@ -95,7 +95,7 @@ def run_one(program: Program, library: str, repo: str, args: argparse.Namespace)
     missing = extract(repo, program.folder, folder)
     if program.make == "wikitext":
         write_wikitext(os.path.join(folder, "data", "wikitext-2"))
-    env = {**_environment(args.threads), **dict(program.env)}
+    env = {**_environment(args.threads), **dict(program.env), "PROGRAMS_LIBRARY": library}
     log = [f"# {program.name} on {library}, in {folder}"]
     if missing:
         log.append(f"# not in the repository copy (replaced by bundled data): {missing}")
@@ -137,7 +137,7 @@ def run_one(program: Program, library: str, repo: str, args: argparse.Namespace)
 
 def compare(runs: dict, rtol: float, seeded: bool = True) -> dict:
     """First values of both runs side by side: the largest relative difference and a verdict
-    (None for an unseeded program, whose numbers differ between two torch runs)."""
+    (None for a program whose printed values cannot be compared: ``Program.seeded``)."""
     torch_values = runs.get("torch", {}).get("values", [])[:COMPARED]
     glassgrad_values = runs.get("glassgrad", {}).get("values", [])[:COMPARED]
     pairs = list(zip(torch_values, glassgrad_values))
@@ -174,7 +174,7 @@ def table(rows: list[dict]) -> str:
             row["program"], f"`{row['flags']}`", f"{_cell(t, 'ran')} / {_cell(g, 'ran')}",
             _cell(t, "values"), _cell(g, "values"),
             "-" if diff is None else f"{diff:.2e}",
-            "n/a (unseeded)" if row["match"] is None else "y" if row["match"] else "n",
+            "n/a (see table.py)" if row["match"] is None else "y" if row["match"] else "n",
             f"{_cell(t, 'wall')} / {_cell(g, 'wall')}",
             (g or {}).get("stopped_at", "").replace("|", "\\|") or "-",
         ]) + " |")

@@ -1,6 +1,8 @@
 """Seeds Python's ``random`` at start-up when PROGRAMS_PYTHON_SEED is set (programs/run.py sets it):
 a program that draws from ``random`` without seeding it (siamese_network's pairs) then draws the same
-numbers on the torch run and the glassgrad run."""
+numbers on the torch run and the glassgrad run. PROGRAMS_TORCH_SEED does the same for torch's
+default generator, for a program that never calls ``torch.manual_seed`` (regression): torch 2.13
+seeds it from entropy at start-up, so without this two torch runs already differ."""
 
 import os
 
@@ -8,3 +10,11 @@ if os.environ.get("PROGRAMS_PYTHON_SEED"):
     import random
 
     random.seed(int(os.environ["PROGRAMS_PYTHON_SEED"]))
+
+if os.environ.get("PROGRAMS_TORCH_SEED"):
+    # the library of this run: importing real torch in the glassgrad run would stop the alias
+    # (glassgrad.alias refuses once torch is imported)
+    import importlib
+
+    library = importlib.import_module(os.environ.get("PROGRAMS_LIBRARY", "torch"))
+    library.manual_seed(int(os.environ["PROGRAMS_TORCH_SEED"]))
