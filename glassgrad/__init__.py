@@ -146,11 +146,14 @@ from .sparse import sparse_coo_tensor  # noqa: E402,F401
 from .sparse import mm as spmm  # noqa: E402,F401
 
 from ._factories import poisson  # noqa: E402,F401
+# issue 14, review (lane newuser): names old programs probe
+from . import version  # noqa: E402,F401 - torch.version.cuda is None on a CPU-only build
+from ._legacy import set_default_tensor_type  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())
 _arg_check.install(vars(nn.functional))
 _arg_check.install_methods(Tensor)
 
-__version__ = "0.1.0"
+__version__ = version.__version__
 from . import viz, viz_html  # noqa: E402,F401 - glassgrad.viz.make_dot after a plain import

@@ -230,14 +230,29 @@ def from_numpy(ndarray) -> Tensor:
     return Tensor._make(ndarray)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:
-    """A tensor of zeros of shape ``size`` (``torch.zeros``)."""
-    return _finish(np.zeros(_size(size), dtype=_dt(dtype)), requires_grad)
+def _size_kw(fn: str, args: tuple, size) -> tuple:
+    """The shape from ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))`` (gat's
+    ``torch.empty(size=...)``); torch's TypeErrors for both forms at once and for a bare int."""
+    if size is None:
+        return _size(args)
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return _size((size,))
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:
-    """A tensor of ones of shape ``size`` (``torch.ones``)."""
-    return _finish(np.ones(_size(size), dtype=_dt(dtype)), requires_grad)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None,
+          layout=None) -> Tensor:
+    """A tensor of zeros of shape ``size`` (``torch.zeros``): ``zeros(2, 3)``, ``zeros((2, 3))``
+    or ``zeros(size=(2, 3))``."""
+    return _finish(np.zeros(_size_kw("zeros", args, size), dtype=_dt(dtype)), requires_grad)
+
+
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None,
+         layout=None) -> Tensor:
+    """A tensor of ones of shape ``size`` (``torch.ones``), called as ``zeros`` is."""
+    return _finish(np.ones(_size_kw("ones", args, size), dtype=_dt(dtype)), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -255,9 +270,10 @@ def _fill_value(value, np_dtype, shape):
     return _convert.checked(value, np_dtype, "fill1" if math.prod(shape) == 1 else "fill")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
-    """Uninitialised memory is never handed out: ``empty`` returns zeros (``torch.empty``)."""
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
+    """Uninitialised memory is never handed out: ``empty`` returns zeros (``torch.empty``),
+    called as ``zeros`` is."""
+    return _finish(np.zeros(_size_kw("empty", args, size), dtype=_dt(dtype)), requires_grad)
 
 
 def _like(input, dtype):

@@ -124,3 +124,68 @@ def tensor_new(self, *args, **kwargs) -> Tensor:
 
 
 Tensor.new = tensor_new
+
+
+_NO_CUDA = "Torch not compiled with CUDA enabled."
+
+
+class _CudaTensorType(type):
+    """Metaclass of ``cuda.FloatTensor`` etc.: the names exist, as in a CPU-only torch build
+    (``dtype = torch.cuda.FloatTensor if cuda else torch.FloatTensor`` runs), but calling one
+    raises torch's TypeError and no tensor is an instance."""
+
+    def __call__(cls, *args, **kwargs):
+        raise TypeError(f"type torch.cuda.{cls.__name__} not available. {_NO_CUDA}\n"
+                        f"glassgrad: glassgrad runs on the CPU; use glassgrad.{cls.__name__}.")
+
+    def __instancecheck__(cls, obj) -> bool:
+        return False
+
+
+def _cuda_type(cpu_type) -> type:
+    name = cpu_type.__name__
+    return _CudaTensorType(name, (), {
+        "dtype": cpu_type.dtype, "is_cuda": True, "is_sparse": False, "__module__": "glassgrad.cuda",
+        "__doc__": f"``torch.cuda.{name}`` of a CPU-only build: calling it raises TypeError.",
+    })
+
+
+CUDA_TYPES = {t.__name__: _cuda_type(t) for t in (
+    FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor,
+    CharTensor, ByteTensor, BoolTensor)}
+_warned_default_type = False
+
+
+def set_default_tensor_type(t) -> None:
+    """``torch.set_default_tensor_type`` (deprecated since PyTorch 2.1, warned once as torch
+    does): ``t`` a floating legacy type (``torch.DoubleTensor``) or its name
+    (``"torch.FloatTensor"``) sets the default dtype. TypeError for a non-floating type, a dtype
+    and a ``torch.cuda`` type, with torch's messages."""
+    global _warned_default_type
+    import warnings
+
+    from . import cuda
+
+    if not _warned_default_type:
+        _warned_default_type = True
+        warnings.warn(
+            "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+            "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+            UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        # torch imports the module and reads the name: its errors for a name that is not there
+        owner = {"torch": globals(), "torch.cuda": vars(cuda)}.get(module)
+        if owner is None and t != "torch":
+            raise ModuleNotFoundError(f"No module named '{module or name}'")
+        if owner is not None and name not in owner:
+            raise AttributeError(f"module '{module}' has no attribute '{name}'")
+        t = owner[name] if owner is not None else None
+    if not isinstance(t, (_LegacyTensorType, _CudaTensorType)):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if isinstance(t, _CudaTensorType):
+        raise TypeError(f"type torch.cuda.{t.__name__} not available. {_NO_CUDA}")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.set_default_dtype(t.dtype)

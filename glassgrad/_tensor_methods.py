@@ -158,13 +158,17 @@ def type_(self, dtype=None, non_blocking=False):
     """``x.type()`` -> 'torch.FloatTensor'; ``x.type(dtype)`` converts."""
     if dtype is None:
         return dtypes.type_name(self.dtype)
+    name = dtype if isinstance(dtype, str) else ""
+    if getattr(dtype, "is_cuda", False) or name.startswith(("torch.cuda.", "glassgrad.cuda.")):
+        raise RuntimeError("Cannot initialize CUDA without ATen_cuda library.\nglassgrad: "
+                           "glassgrad runs on the CPU; convert with x.type(torch.FloatTensor).")
     if isinstance(dtype, type):  # a legacy type: x.type(torch.LongTensor)
         dtype = dtype.dtype
-    if isinstance(dtype, str):
-        for d in dtypes.ALL:
-            if dtypes.type_name(d) == dtype.replace("glassgrad.", "torch."):
-                dtype = d
-                break
+    if name:
+        dtype = next((d for d in dtypes.ALL
+                      if dtypes.type_name(d) == name.replace("glassgrad.", "torch.")), None)
+        if dtype is None:
+            raise ValueError(f"invalid type: '{name}'")
     return ew.to_dtype(self, dtype)
 
 

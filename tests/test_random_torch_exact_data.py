@@ -58,12 +58,12 @@ def test_random_split():
     same(run, seed=5)
 
 
-@pytest.mark.parametrize("num_workers,persistent", [(0, False), (1, False), (1, True)])
+@pytest.mark.parametrize("num_workers,persistent", [(0, False), (1, False), (1, True), (3, False),
+                                                    (3, True)])
 def test_dataloader_shuffle_order_and_worker_stream(num_workers, persistent):
-    """The batch order is torch's; with a worker, the dataset's own draws come from the worker's
-    stream, seeded with torch's base_seed (as torch's worker 0), and the sampler's from the
-    main one; a persistent worker draws no new base seed in the next epoch and keeps its
-    stream."""
+    """The batch order is torch's; with workers, the dataset's own draws come from the stream of
+    the worker fetching the batch (batch k: worker k % N, seeded base_seed + k % N, as torch's
+    workers), and the sampler's from the main one."""
     class Noisy:
         def __init__(self, m):
             self.m = m
@@ -81,6 +81,34 @@ def test_dataloader_shuffle_order_and_worker_stream(num_workers, persistent):
         return out + [b.tolist() for b in loader]
 
     same(run, seed=6)
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_dataloader_workers_info_init_fn_and_streams(persistent):
+    """Augmentations drawn in the dataset with num_workers=2: each batch's draws, its
+    get_worker_info() (id, num_workers, seed) and the effect of worker_init_fn's draw are
+    torch's, over two passes."""
+    class Noisy:
+        def __init__(self, m):
+            self.m = m
+
+        def __len__(self):
+            return 11
+
+        def __getitem__(self, i):
+            info = self.m.utils.data.get_worker_info()
+            return (self.m.tensor([float(info.id), float(info.num_workers),
+                                   float(self.m.randn(1).item())]), info.seed)
+
+    def run(m):
+        def init(wid):
+            m.rand(wid + 1)  # a draw on worker wid's stream
+
+        loader = m.utils.data.DataLoader(Noisy(m), batch_size=3, shuffle=True, num_workers=2,
+                                         worker_init_fn=init, persistent_workers=persistent)
+        return [[x.tolist(), seed.tolist()] for _ in range(2) for x, seed in loader]
+
+    same(run, seed=9)
 
 
 def test_dataloader_with_generator_leaves_the_default_stream():

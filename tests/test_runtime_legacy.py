@@ -131,9 +131,15 @@ def test_variable_volatile_warns():
             lib.autograd.Variable(lib.ones(1), volatile=True)
 
 
-def test_type_to_a_legacy_cuda_like_request_is_outside_the_cpu():
-    """``x.type(torch.cuda.FloatTensor)`` needs CUDA; glassgrad has no torch.cuda.FloatTensor."""
-    assert outcome(lambda t: hasattr(t.cuda, "FloatTensor"), glassgrad) == ("returns", False)
+@pytest.mark.parametrize("target", ["t.cuda.FloatTensor", "t.cuda.LongTensor",
+                                    "'torch.cuda.FloatTensor'", "'foo'", "'torch.NoTensor'"])
+def test_type_to_a_cuda_type_or_an_unknown_name_raises(target):
+    """``x.type(torch.cuda.FloatTensor)`` needs CUDA (torch's RuntimeError, first sentence);
+    a name that is no tensor type is torch's ValueError."""
+    theirs, ours = (outcome(lambda t: t.ones(2).type(eval(target)), lib)
+                    for lib in (torch, glassgrad))
+    assert ours[:2] == theirs[:2] and theirs[0] == "raises"
+    assert theirs[2].startswith(ours[2]), (ours, theirs)
 
 
 @pytest.mark.parametrize("flag", ["is_cuda", "is_cpu", "is_xpu", "is_mps", "is_meta",

@@ -27,3 +27,7 @@ from ._runtime import (  # noqa: F401
     is_tf32_supported, manual_seed, manual_seed_all, mem_get_info, seed, seed_all, set_device,
     set_rng_state, set_rng_state_all, stream, synchronize,
 )
+from .._legacy import CUDA_TYPES as _CUDA_TYPES
+
+# torch.cuda.FloatTensor and the others exist on a CPU-only build; calling one raises TypeError
+globals().update(_CUDA_TYPES)

@@ -1,11 +1,14 @@
 """``DataLoader`` and ``default_collate`` (``torch.utils.data.dataloader``, ``..._utils.collate``).
 
-NOTE [In-process workers]: glassgrad never starts worker processes. ``num_workers > 0`` is accepted
-and runs in this process as if there were one worker: ``get_worker_info()`` reports worker 0 of 1
-while the dataset runs, ``worker_init_fn(0)`` is called when a pass starts (once per loader with
-``persistent_workers``), and glassgrad's global random stream inside the dataset is a separate one
-seeded with the pass's ``base_seed`` (as in a torch worker), so the main stream is untouched.
-Python's ``random`` and NumPy's global state are not reseeded. ``pin_memory``, ``timeout``,
+NOTE [In-process workers]: glassgrad never starts worker processes. ``num_workers=N > 0`` is
+accepted and runs in this process as torch's N workers would for a map-style dataset: batch k is
+fetched by worker ``k % N`` (torch's round-robin), whose ``get_worker_info()`` is worker i of N and
+whose global random stream is its own, seeded with the pass's ``base_seed + i`` as in torch's
+worker i, so a dataset's random augmentations are torch's and the main stream is untouched;
+``worker_init_fn(i)`` is called for each worker when a pass starts (once per loader with
+``persistent_workers``). An IterableDataset runs as one worker (0 of 1): torch would give each of
+N workers its own replica of the stream. Python's ``random`` and NumPy's global state are not
+reseeded. ``pin_memory``, ``timeout``,
 ``prefetch_factor``, ``multiprocessing_context`` and ``in_order`` are accepted and have no effect.
 
 NOTE [Batch fast path]: with the default collate, a ``TensorDataset`` (or a ``Subset`` of one) is
@@ -201,12 +204,13 @@ class _InfiniteConstantSampler(Sampler):
 class _Worker:
     """The state of the in-process worker: its WorkerInfo and its own global random stream."""
 
-    def __init__(self, loader: DataLoader, base_seed: int) -> None:
-        self.info = WorkerInfo(id=0, num_workers=1, seed=base_seed, dataset=loader.dataset)
-        self.seed, self.rng = base_seed, _factories.Generator().manual_seed(base_seed)._rng
+    def __init__(self, loader: DataLoader, base_seed: int, wid: int = 0, num: int = 1) -> None:
+        seed = base_seed + wid
+        self.info = WorkerInfo(id=wid, num_workers=num, seed=seed, dataset=loader.dataset)
+        self.seed, self.rng = seed, _factories.Generator().manual_seed(seed)._rng
         if loader.worker_init_fn is not None:
             with self:
-                loader.worker_init_fn(0)
+                loader.worker_init_fn(wid)
 
     def __enter__(self):
         global _worker_info
@@ -221,19 +225,29 @@ class _Worker:
         self.rng, self.seed = gen._rng, gen._seed
         _worker_info, gen._rng, gen._seed = self._saved
 
-    def main_stream(self, indices):
-        """Advance ``indices`` (the sampler) outside the worker, on the main stream, as torch's
-        sampler runs in the main process while only fetching runs in the worker."""
+    @staticmethod
+    def main_stream(pass_, indices):
+        """Advance ``indices`` (the sampler) outside the worker of the batch being fetched
+        (``pass_._worker``), on the main stream, as torch's sampler runs in the main process while
+        only fetching runs in the workers."""
         it = iter(indices)
         while True:
-            self.__exit__()
+            worker = pass_._worker
+            worker.__exit__()
             try:
                 item = next(it)
             except StopIteration:
                 return
             finally:
-                self.__enter__()
+                worker.__enter__()
             yield item
+
+
+def _workers(loader: DataLoader, base_seed: int) -> list:
+    """The pass's in-process workers: N for a map-style dataset, one for an IterableDataset."""
+    if isinstance(loader.dataset, IterableDataset):
+        return [_Worker(loader, base_seed)]
+    return [_Worker(loader, base_seed, i, loader.num_workers) for i in range(loader.num_workers)]
 
 
 class _DataLoaderIter:
@@ -243,20 +257,22 @@ class _DataLoaderIter:
         self._loader = loader
         self._num_yielded = 0
         self._len_called = loader._IterableDataset_len_called
-        self._worker = None
-        if loader.persistent_workers and loader._worker is not None:
-            # torch resets its persistent iterator instead: no new base seed is drawn
-            self._base_seed = loader._worker.info.seed
-        else:  # torch: empty((), dtype=int64).random_(generator=loader.generator), one random64
+        self._worker, self._workers = None, None
+        reused = loader.num_workers > 0 and loader.persistent_workers and loader._workers
+        if reused:  # torch resets its persistent iterator: no new base seed is drawn
+            self._workers = loader._workers
+        else:
+            # torch: empty((), dtype=int64).random_(generator=loader.generator), one random64
             seed = _factories.empty((), dtype=dtypes.int64).random_(generator=loader.generator)
             self._base_seed = int(seed.item())
         if loader.num_workers > 0:
             if loader.persistent_workers:
-                if loader._worker is None:
-                    loader._worker = _Worker(loader, self._base_seed)
-                self._worker = loader._worker
+                if loader._workers is None:
+                    loader._workers = _workers(loader, self._base_seed)
+                self._workers = loader._workers
             else:
-                self._worker = _Worker(loader, self._base_seed)
+                self._workers = _workers(loader, self._base_seed)
+            self._worker = self._workers[0]
         self._batches = self._generate()
 
     def __iter__(self):
@@ -269,6 +285,7 @@ class _DataLoaderIter:
         if self._worker is None:
             data = next(self._batches)
         else:
+            self._worker = self._workers[self._num_yielded % len(self._workers)]
             with self._worker:
                 data = next(self._batches)
         self._num_yielded += 1
@@ -295,7 +312,8 @@ class _DataLoaderIter:
                 if not data or (loader.drop_last and len(data) < loader.batch_size):
                     return
                 yield collate_fn(data)
-        main = (lambda it: it) if self._worker is None else self._worker.main_stream
+        main = ((lambda it: it) if self._worker is None
+                else (lambda it: _Worker.main_stream(self, it)))
         if not loader._auto_collation:
             for index in main(loader.sampler):
                 yield collate_fn(dataset[index])
@@ -436,7 +454,7 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
-        self._worker = None
+        self._workers = None
         self._IterableDataset_len_called = None
         self.__initialized = True
 
