@@ -115,6 +115,15 @@ def _lookup(module: str, qualname: str):
     return holder
 
 
+def own(module: str, qualname: str):
+    """glassgrad's own class or function at ``module:qualname`` (a module already imported),
+    or None: these are rebuilt without an allowlist."""
+    if not (module == "glassgrad" or module.startswith("glassgrad.")):
+        return None
+    obj = _lookup(module, qualname)
+    return obj if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) else None
+
+
 def allowlisted(name: str):
     """The allowlisted global saved as ``module:qualname``, or None."""
     for entry in _safe.values():
@@ -133,11 +142,7 @@ def resolve(name, where: str):
         raise ValueError(f"glassgrad.load: {where} has a malformed glassgrad structure: the "
                          f"global {name!r} is not 'module:qualname'.")
     module, qualname = name.split(":")
-    obj = _BUILTIN.get(name) or allowlisted(name)
-    if obj is None and (module == "glassgrad" or module.startswith("glassgrad.")):
-        obj = _lookup(module, qualname)
-        if not isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
-            obj = None
+    obj = _BUILTIN.get(name) or allowlisted(name) or own(module, qualname)
     if obj is None:
         raise refused(name.replace(":", "."), where, module not in sys.modules)
     return obj

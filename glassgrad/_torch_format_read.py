@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import _compat_pickle
 import collections
+import contextvars
 import io
 import math
 import pickle
@@ -36,7 +37,7 @@ import ml_dtypes
 import numpy as np
 
 from . import dtypes
-from ._checkpoint_objects import UnpicklingError, allowlisted, refused
+from ._checkpoint_objects import UnpicklingError, allowlisted, own, refused
 from ._checkpoint_read import _read_into
 
 MAX_ENTRIES = 1_000_000
@@ -177,6 +178,11 @@ def _allowed() -> dict:
     return table
 
 
+# load(weights_only=False) sets it: torch.nn's classes then need no allowlist (as torch, which
+# unpickles anything then); under weights_only=True they do, as in torch
+OWN_NN_CLASSES = contextvars.ContextVar("glassgrad_own_nn_classes", default=False)
+
+
 class _Unpickler(pickle._Unpickler):
     """``data.pkl``'s unpickler: globals from ``_allowed()`` and the allowlist only.
 
@@ -201,6 +207,11 @@ class _Unpickler(pickle._Unpickler):
             obj = allowlisted(f"{module}:{name}")
         if obj is None and module.startswith("torch."):  # the same class under the alias
             obj = allowlisted(f"glassgrad.{module[6:]}:{name}")
+        if obj is None and module.startswith("torch.nn.") and OWN_NN_CLASSES.get():
+            # a whole torch model under weights_only=False: torch would unpickle anything, and
+            # torch's nn classes and functions are glassgrad's own, rebuilt as from glassgrad's
+            # files (NOTE [Objects in checkpoints]); the user's own classes still need safe_globals
+            obj = own(f"glassgrad.{module[6:]}", name)
         if obj is None:
             raise refused(dotted, self._where)
         return obj

@@ -490,10 +490,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     a restricted unpickler that admits only what torch's ``weights_only=True`` admits
     (NOTE [Reading torch files]), so a torch model's
     ``state_dict()`` loads into the same glassgrad model. Nothing in the file is executed:
-    ``weights_only`` is accepted and never widens what loads: objects are rebuilt only from
-    glassgrad's own classes, ``argparse.Namespace`` and those allowlisted with
-    ``safe_globals`` (else ``pickle.UnpicklingError`` "Weights only load failed", as torch
-    raises, naming the global). ``map_location`` is applied as torch applies it (a string, a
+    objects are rebuilt only from glassgrad's own classes, ``argparse.Namespace`` and those
+    allowlisted with ``safe_globals`` (else ``pickle.UnpicklingError`` "Weights only load
+    failed", as torch raises, naming the global). ``weights_only=False`` widens one thing, for
+    a whole model saved by torch: ``torch.nn``'s classes and functions in a torch file are then
+    glassgrad's own without an allowlist (under the default, as in torch, they need one); the
+    user's own classes still need ``safe_globals``, and nothing a file names is imported or run. ``map_location`` is applied as torch applies it (a string, a
     device, a dict of locations or a callable on each storage); tensors load on the CPU, and a
     CUDA target raises torch's RuntimeError for a machine without one. ``pickle_module`` is
     ignored. Memory is bounded (NOTE [Bounded loading]): the load peaks near one copy of the
@@ -510,10 +512,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     """
     with open_source(f, bool(mmap)) as (fh, size, where):
         kind, fh = sniff(fh, size)
-        if kind == "zip":
-            return _torch_read.load_zip(fh, where, map_location)
-        if kind == "pickle":
-            return _torch_legacy.load_legacy(fh, size, where, map_location)
+        if kind in ("zip", "pickle"):
+            token = _torch_read.OWN_NN_CLASSES.set(weights_only is False)
+            try:
+                if kind == "zip":
+                    return _torch_read.load_zip(fh, where, map_location)
+                return _torch_legacy.load_legacy(fh, size, where, map_location)
+            finally:
+                _torch_read.OWN_NN_CLASSES.reset(token)
         _torch_read.restore(_torch_read.Storage(np.empty(0), "cpu"), "cpu", map_location, where)
         header, head, data_start = read_header(fh, size, where)
         data_size = None if size is None else size - data_start

@@ -5,6 +5,7 @@ in tests/test_reliability_checkpoints.py."""
 
 from __future__ import annotations
 
+import argparse
 import collections
 import io
 import pickle
@@ -266,6 +267,16 @@ def test_a_whole_torch_model_loads_as_glassgrad_modules_when_allowlisted(tmp_pat
     np.testing.assert_allclose(ours(glassgrad.tensor(x)).detach().numpy(),
                                theirs(torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    # weights_only=False: torch unpickles anything; glassgrad rebuilds torch.nn's classes as its
+    # own without an allowlist, and still refuses a class of the user's
+    again = glassgrad.load(tmp_path / "model.pt", weights_only=False)
+    np.testing.assert_allclose(again(glassgrad.tensor(x)).detach().numpy(),
+                               torch.load(tmp_path / "model.pt", weights_only=False)(
+                                   torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+    theirs.extra = collections.OrderedDict(note=argparse.ArgumentParser)  # not torch.nn's
+    torch.save(theirs, tmp_path / "model2.pt")
+    with pytest.raises(pickle.UnpicklingError, match="argparse.ArgumentParser"):
+        glassgrad.load(tmp_path / "model2.pt", weights_only=False)
 
 
 def test_numpy_in_a_torch_file_loads_with_the_allowlist_torch_asks_for():
