@@ -133,6 +133,7 @@ def resolve(name, where: str):
         raise ValueError(f"glassgrad.load: {where} has a malformed glassgrad structure: the "
                          f"global {name!r} is not 'module:qualname'.")
     module, qualname = name.split(":")
+    refuse_blocked(module, name.replace(":", "."), where)
     obj = _BUILTIN.get(name) or allowlisted(name)
     if obj is None and (module == "glassgrad" or module.startswith("glassgrad.")):
         obj = _lookup(module, qualname)
@@ -141,6 +142,21 @@ def resolve(name, where: str):
     if obj is None:
         raise refused(name.replace(":", "."), where, module not in sys.modules)
     return obj
+
+
+# NOTE: torch's _blocklisted_modules: refused even when the user allowlisted a global from them
+# (add_safe_globals([os.system]) still cannot make a file run a shell command)
+_BLOCKED_MODULES = frozenset(("sys", "os", "posix", "nt"))
+
+
+def refuse_blocked(module: str, dotted: str, where: str) -> None:
+    """torch's error for a global from a module its ``weights_only`` unpickler always refuses."""
+    if module in _BLOCKED_MODULES:
+        raise UnpicklingError(
+            "Weights only load failed. WeightsUnpickler error: Trying to load unsupported GLOBAL "
+            f"{dotted} whose module {module} is blocked.\nglassgrad.load: {where} names the "
+            f"global {dotted}; a module torch blocks stays blocked whatever the allowlist says. "
+            "Nothing in the file was run.")
 
 
 def refused(dotted: str, where: str, not_imported: bool = False) -> UnpicklingError:
