@@ -182,6 +182,9 @@ def _state(obj):
             or not (hasattr(obj, "__dict__") or hasattr(cls, "__slots__"))):
         return None
     try:
+        # NOTE: pickle's own test first: an object whose C type keeps state outside __dict__ (an
+        # open file, a lock) has a __getstate__ that returns only the __dict__; pickle refuses it
+        obj.__reduce_ex__(2)
         return obj.__getstate__()
     except TypeError:
         return None
