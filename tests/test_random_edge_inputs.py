@@ -1,0 +1,94 @@
+"""Random factories and samplers on unusual inputs, against torch: non-contiguous ``*_like``
+inputs (torch keeps their strides and fills in memory order), and the dtypes and bounds torch
+refuses (dropout of an integer tensor, bernoulli of integer probabilities, randperm past what
+the dtype holds, uniform_ bounds outside the dtype)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import glassgrad
+
+LIKE_INPUTS = [
+    ("permute", lambda lib: lib.zeros(2, 3, 4).permute(2, 0, 1)),
+    ("t_blocked", lambda lib: lib.zeros(4, 8).t()),
+    ("t_float64", lambda lib: lib.zeros(3, 5, dtype=lib.float64).t()),
+    ("slice", lambda lib: lib.zeros(4, 8)[:, ::2]),
+    ("expand", lambda lib: lib.zeros(4, 1).expand(4, 5)),
+]
+
+
+@pytest.mark.parametrize("name,make", LIKE_INPUTS, ids=[n for n, _ in LIKE_INPUTS])
+@pytest.mark.parametrize("op", ["rand_like", "randn_like"])
+def test_like_samplers_of_strided_inputs_give_torch_numbers_and_strides(name, make, op):
+    results = []
+    for lib in (torch, glassgrad):
+        lib.manual_seed(0)
+        out = getattr(lib, op)(make(lib))
+        arr = out.detach().numpy()
+        results.append((arr.copy(), arr.strides, lib.rand(3).numpy()))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1]
+    np.testing.assert_array_equal(results[0][2], results[1][2])  # the same draws consumed
+
+
+def _error(fn, lib):
+    with pytest.raises(Exception) as err:
+        fn(lib)
+    return err
+
+
+REFUSED = {
+    "dropout_int": lambda lib: lib.nn.functional.dropout(lib.ones(4, dtype=lib.int64), 0.5),
+    "dropout_bool": lambda lib: lib.nn.functional.dropout(lib.ones(4, dtype=lib.bool), 0.5),
+    "dropout_int_inplace": lambda lib: lib.nn.functional.dropout(
+        lib.ones(4, dtype=lib.int64), 0.5, inplace=True),
+    "dropout2d_int": lambda lib: lib.nn.functional.dropout2d(
+        lib.ones(2, 2, 2, 2, dtype=lib.int64), 0.5),
+    "bernoulli_int": lambda lib: lib.bernoulli(lib.tensor([0, 1])),
+    "bernoulli_bool": lambda lib: lib.bernoulli(lib.tensor([True, False])),
+    "rand_like_int": lambda lib: lib.rand_like(lib.zeros(3, dtype=lib.int64)),
+    "randn_like_bool": lambda lib: lib.randn_like(lib.zeros(3, dtype=lib.bool)),
+    "randperm_bool": lambda lib: lib.randperm(2, dtype=lib.bool),
+    "randperm_int8": lambda lib: lib.randperm(129, dtype=lib.int8),
+    "randperm_uint8": lambda lib: lib.randperm(257, dtype=lib.uint8),
+    "randperm_int16": lambda lib: lib.randperm(40000, dtype=lib.int16),
+    "randperm_half": lambda lib: lib.randperm(2050, dtype=lib.float16),
+    "uniform_inf": lambda lib: lib.empty(3).uniform_(0, float("inf")),
+    "uniform_nan": lambda lib: lib.empty(3).uniform_(float("nan"), 0),
+    "uniform_half": lambda lib: lib.empty(3, dtype=lib.float16).uniform_(0, 70000),
+    "uniform_span": lambda lib: lib.empty(3).uniform_(-3e38, 3e38),
+    "init_uniform": lambda lib: lib.nn.init.uniform_(lib.empty(3), -1e39, 0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_inputs_raise_torch_error_type_and_message(case):
+    theirs, ours = (_error(REFUSED[case], lib) for lib in (torch, glassgrad))
+    assert type(ours.value) is type(theirs.value)
+    assert str(ours.value).startswith(str(theirs.value).split("\n")[0])
+
+
+ACCEPTED = {
+    "dropout_int_p1": lambda lib: lib.nn.functional.dropout(lib.ones(4, dtype=lib.int64), 1.0),
+    "dropout_int_eval": lambda lib: lib.nn.functional.dropout(
+        lib.ones(4, dtype=lib.int64), 0.5, training=False),
+    "randperm_int8_128": lambda lib: lib.randperm(128, dtype=lib.int8),
+    "randperm_uint8_256": lambda lib: lib.randperm(256, dtype=lib.uint8),
+    "randperm_half_2049": lambda lib: lib.randperm(2049, dtype=lib.float16),
+    "uniform_float64_big": lambda lib: lib.empty(3, dtype=lib.float64).uniform_(0, 1e308),
+    "bernoulli_int_p": lambda lib: lib.bernoulli(lib.tensor([0, 1]), p=0.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED))
+def test_edge_inputs_torch_accepts_give_torch_values(case):
+    outs = []
+    for lib in (torch, glassgrad):
+        lib.manual_seed(0)
+        out = ACCEPTED[case](lib)
+        outs.append((out.numpy(), str(out.dtype).split(".")[-1]))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    assert outs[0][1] == outs[1][1]
