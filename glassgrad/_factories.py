@@ -38,8 +38,15 @@ from ._generator import (  # noqa: E402,F401 - re-exported: torch has them besid
 
 
 def _rng(generator):
-    """The generator's engine: torch's samplers (``_sampling.Samplers``) over its mt19937."""
-    return (generator or default_generator)._rng
+    """The generator's engine: torch's samplers (``_sampling.Samplers``) over its mt19937;
+    TypeError (torch's "invalid combination of arguments") for a generator= of another type."""
+    try:
+        return (generator or default_generator)._rng
+    except AttributeError:
+        raise TypeError(
+            f"received an invalid combination of arguments - got generator="
+            f"{type(generator).__name__}, but expected torch.Generator generator\nglassgrad: "
+            "pass generator=glassgrad.Generator() (or None for the default one).") from None
 
 
 def _finish(arr, requires_grad: bool) -> Tensor:

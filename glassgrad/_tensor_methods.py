@@ -165,6 +165,9 @@ def type_(self, dtype=None, non_blocking=False):
             if dtypes.type_name(d) == dtype.replace("glassgrad.", "torch."):
                 dtype = d
                 break
+        else:
+            raise ValueError(f"invalid type: {dtype!r}\nglassgrad: Tensor.type() takes a dtype, "
+                             "a legacy type or its name ('torch.LongTensor').")
     return ew.to_dtype(self, dtype)
 
 

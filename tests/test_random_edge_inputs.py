@@ -92,3 +92,41 @@ def test_edge_inputs_torch_accepts_give_torch_values(case):
         outs.append((out.numpy(), str(out.dtype).split(".")[-1]))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     assert outs[0][1] == outs[1][1]
+
+
+BAD_CALLS = {
+    "generator_seed_float": lambda lib: lib.Generator().manual_seed(1.5),
+    "generator_seed_str": lambda lib: lib.Generator().manual_seed("1"),
+    "generator_seed_bool": lambda lib: lib.Generator().manual_seed(True),
+    "generator_seed_overflow": lambda lib: lib.Generator().manual_seed(2**64),
+    "manual_seed_overflow": lambda lib: lib.manual_seed(-(2**63) - 1),
+    "manual_seed_none": lambda lib: lib.manual_seed(None),
+    "rand_generator_str": lambda lib: lib.rand(2, generator="x"),
+    "type_unknown_name": lambda lib: lib.zeros(2).type("torch.FooTensor"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CALLS))
+def test_bad_seeds_generators_and_type_names_raise_torch_error_type(case):
+    theirs, ours = (_error(BAD_CALLS[case], lib) for lib in (torch, glassgrad))
+    assert type(ours.value) is type(theirs.value)
+    phrase = str(theirs.value).split(" - got")[0].split("rand() ")[-1][:60]
+    assert phrase in str(ours.value)
+
+
+@pytest.mark.parametrize("seed", [1.5, "7", True])
+def test_manual_seed_converts_with_int_as_torch(seed):
+    torch.manual_seed(seed)
+    glassgrad.manual_seed(seed)
+    np.testing.assert_array_equal(torch.rand(3).numpy(), glassgrad.rand(3).numpy())
+
+
+def test_an_unknown_print_profile_is_ignored_as_in_torch():
+    for lib in (torch, glassgrad):
+        lib.set_printoptions(precision=2)
+        lib.set_printoptions(profile="weird", precision=None)
+    try:
+        assert str(glassgrad.tensor([1.23456])) == str(torch.tensor([1.23456]))
+    finally:
+        for lib in (torch, glassgrad):
+            lib.set_printoptions(profile="default")
