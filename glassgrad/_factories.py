@@ -10,6 +10,7 @@ from . import dtypes
 from ._factory_args import (
     _check_multinomial,
     _check_randperm,
+    _randint_args,
     _floating,
     _check_nested,
     _check_p,
@@ -413,6 +414,7 @@ def randint(low=None, high=None, size=None, *, generator=None, dtype=None, devic
     """Integers in [low, high) of shape ``size`` (``torch.randint``, also ``randint(high,
     size)`` and ``randint(high=, size=)``); int64 by default; torch's numbers after the same
     seed."""
+    _randint_args(low, high, size)
     if low is None:
         low = 0
     elif size is None:

@@ -190,8 +190,8 @@ def _fill_normal(r, s, dt, mean=0.0, std=1.0, contiguous=True):
 
 
 def _fill_bernoulli(r, s, dt, p=0.5):
-    if isinstance(p, Tensor):
-        p = p._array
+    if isinstance(p, Tensor):  # NOTE: torch expands p to the tensor's shape (its errors too)
+        p = p.expand(s)._array
     _check_p(p)
     return r.bernoulli(s, dt, np.broadcast_to(p, s) if isinstance(p, np.ndarray) else p)
 
@@ -309,3 +309,17 @@ def _dropout_dtype(dt, p):
                            f"{scalar_type(dt)}\nglassgrad: dropout of a {dt} tensor; dropout "
                            "scales by 1 / (1 - p), so it takes a floating-point input.")
     return dt
+
+
+def _randint_args(low, high, size) -> None:
+    """torch's TypeError for randint bounds that are not ints (0.5, 10.0) or a size that is not
+    a sequence (randint(0, 10, 3)); the sizes' own elements are checked with the shape."""
+    given = [v for v in (low, high, size) if v is not None]
+    if (any(isinstance(v, (float, np.floating)) for v in given)
+            or given and not isinstance(given[-1], (tuple, list))):
+        got = ", ".join(type(v).__name__ for v in given)
+        raise TypeError(
+            f"randint() received an invalid combination of arguments - got ({got}), but "
+            "expected one of:\n * (int high, tuple of ints size, *, torch.Generator generator, "
+            "...)\n * (int low, int high, tuple of ints size, *, torch.Generator generator, ...)"
+            "\nglassgrad: randint takes int bounds and a tuple size: randint(0, 10, (3,)).")
