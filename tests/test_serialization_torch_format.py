@@ -307,3 +307,13 @@ def test_globals_of_blocked_modules_are_refused_even_when_allowlisted(tmp_path, 
         assert (f"Trying to load unsupported GLOBAL {os.system.__module__}.system whose module "
                 f"{os.system.__module__} is blocked") in message
     assert not marker.exists()
+
+
+def test_an_empty_file_is_torch_eoferror(tmp_path):
+    (tmp_path / "empty.pt").write_bytes(b"")
+    for lib in (torch, glassgrad):
+        for source in (tmp_path / "empty.pt", io.BytesIO(b"")):
+            with pytest.raises(EOFError):
+                lib.load(source, weights_only=False)
+    with pytest.raises(ValueError, match="it is empty"):  # glassgrad's refusals stay ValueErrors
+        glassgrad.load(tmp_path / "empty.pt")
