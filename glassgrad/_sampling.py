@@ -120,6 +120,23 @@ def _digits(dtype) -> int:
     return _DIGITS[np.dtype(dtype).name]
 
 
+def _update_from_to(low: int, high: int, dtype) -> tuple[int, int]:
+    """ATen's update_from/update_to: a float dtype's [from, to) moved inwards to values whose
+    cast stays inside it (randint(0, 5000, dtype=float16) draws below 4996, as torch does)."""
+    def cast(v: int) -> int:
+        return int(np.array(float(v)).astype(dtype))
+
+    if cast(low + 1) < low:
+        low = cast(low + 1) + (1 << (abs(low + 1).bit_length() - 1 - _digits(dtype) + 1))
+    if cast(high - 1) >= high:
+        high = cast(high - 1) - (1 << (abs(high - 1).bit_length() - 1 - _digits(dtype) + 1))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than 'to' casted "
+                           f"to dtype, but got from={low} >= to={high}\nglassgrad: widen the "
+                           f"range; {dtype} cannot hold integers this close together.")
+    return low, high
+
+
 class Samplers:
     """Mixed into the generator's engine: torch's samplers over its ``words``/``words64``."""
 
@@ -188,6 +205,8 @@ class Samplers:
         random64 once the range reaches 2**28 (measured on torch 2.13, any dtype)."""
         dtype = np.dtype(dtype)
         n = int(np.prod(size))
+        if dtype.kind == "f" or dtype.name == "bfloat16":
+            low, high = _update_from_to(int(low), int(high), dtype)
         span = int(high) - int(low)
         w = self.words64(n) if span >= 2**28 else self.words(n)
         v = (w % np.uint64(span) + np.uint64(int(low) % 2**64)).view(np.int64)

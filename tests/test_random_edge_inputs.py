@@ -139,3 +139,19 @@ def test_an_unknown_print_profile_is_ignored_as_in_torch():
     finally:
         for lib in (torch, glassgrad):
             lib.set_printoptions(profile="default")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("bounds", [(0, 5000), (-5000, 3), (2047, 2050), (0, 65504), (4001, 4003),
+                                    (2**24, 2**24 + 7)])
+def test_randint_into_floats_moves_its_bounds_inwards_as_torch(dtype, bounds):
+    results = []
+    for lib in (torch, glassgrad):
+        lib.manual_seed(0)
+        try:
+            results.append(lib.randint(*bounds, (8,), dtype=getattr(lib, dtype)).tolist())
+            results.append(lib.zeros(4, dtype=getattr(lib, dtype)).random_(*bounds).tolist())
+        except RuntimeError as err:
+            results.append(str(err).split("\n")[0])
+    half = len(results) // 2
+    assert results[:half] == results[half:]
