@@ -14,6 +14,7 @@ in torch's element order (memory order of a contiguous tensor). Which paths are 
   wherever libm's result is correctly rounded (0 differences in 10**6 float32 draws, see the
   tests). A float32 kernel built for AVX2 (a CPU without AVX-512) uses avx_mathfun polynomials
   instead; ``_avx_mathfun.py`` follows them (the capability is chosen as ATen chooses it).
+  float16/bfloat16 blocks are float32 blocks (their own uniforms, no n drawn first) cast down.
 - ``exponential``/``geometric``/``log_normal``/``cauchy``: ATen's serial double transforms.
 """
 
@@ -21,12 +22,14 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 _LOW24 = np.uint64(2**24 - 1)
 _LOW53 = np.uint64(2**53 - 1)
 _STEP24 = np.float32(2.0**-24)
 _WIDE = (np.dtype(np.float32), np.dtype(np.float64))
+_HALVES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 _SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitter for float64
 
 
@@ -173,7 +176,7 @@ class Samplers:
         """``normal_(mean, std)``: ATen's ``normal_kernel``."""
         dtype = np.dtype(dtype)
         n = math.prod(size)
-        if n >= 16 and contiguous and dtype in _WIDE:
+        if n >= 16 and contiguous and (dtype in _WIDE or dtype in _HALVES):
             return _normal_fill(self, n, dtype, mean, std).reshape(size)
         return self._serial_normal(n, mean, std).astype(dtype).reshape(size)
 
@@ -342,6 +345,16 @@ class Samplers:
 def _normal_fill(eng, n: int, dtype, mean, std):
     """ATen's ``normal_fill``: n uniforms, Box-Muller on blocks of 16 (u1 = 1 - data[j], u2 =
     data[j + 8]); a partial last block is redrawn on the last 16 elements."""
+    if dtype in _HALVES:  # NOTE: ATen's 16-bit path: float32 blocks of 16, cast at the end,
+        f32 = np.dtype(np.float32)  # and only the blocks' uniforms are drawn (no n first)
+        full = n - n % 16
+        data = np.empty(n, f32)
+        data[:full] = _box_muller_16(eng._unit(full, f32).reshape(-1, 16), f32, mean,
+                                     std).reshape(-1)
+        if n % 16:
+            data[n - 16:] = _box_muller_16(eng._unit(16, f32).reshape(1, 16), f32, mean,
+                                           std).reshape(-1)
+        return data.astype(dtype)
     data = eng._unit(n, dtype).astype(dtype, copy=False)
     tail = eng._unit(16, dtype).astype(dtype, copy=False) if n % 16 else None
     full = n - n % 16

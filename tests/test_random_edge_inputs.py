@@ -155,3 +155,18 @@ def test_randint_into_floats_moves_its_bounds_inwards_as_torch(dtype, bounds):
             results.append(str(err).split("\n")[0])
     half = len(results) // 2
     assert results[:half] == results[half:]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("n", [15, 16, 17, 33, 1000])
+@pytest.mark.parametrize("mean_std", [None, (2.5, 0.3)])
+def test_16_bit_normals_take_aten_float32_blocks_as_torch(dtype, n, mean_std):
+    results = []
+    for lib in (torch, glassgrad):
+        lib.manual_seed(0)
+        d = getattr(lib, dtype)
+        out = lib.randn(n, dtype=d) if mean_std is None else lib.empty(n, dtype=d).normal_(
+            *mean_std)
+        results.append((out.float().numpy(), lib.rand(3).numpy()))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])  # the same draws consumed
