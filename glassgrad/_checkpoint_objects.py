@@ -142,10 +142,26 @@ def resolve(name, where: str):
         raise ValueError(f"glassgrad.load: {where} has a malformed glassgrad structure: the "
                          f"global {name!r} is not 'module:qualname'.")
     module, qualname = name.split(":")
+    refuse_blocked(module, name.replace(":", "."), where)
     obj = _BUILTIN.get(name) or allowlisted(name) or own(module, qualname)
     if obj is None:
         raise refused(name.replace(":", "."), where, module not in sys.modules)
     return obj
+
+
+# NOTE: torch's _blocklisted_modules: refused even when the user allowlisted a global from them
+# (add_safe_globals([os.system]) still cannot make a file run a shell command)
+_BLOCKED_MODULES = frozenset(("sys", "os", "posix", "nt"))
+
+
+def refuse_blocked(module: str, dotted: str, where: str) -> None:
+    """torch's error for a global from a module its ``weights_only`` unpickler always refuses."""
+    if module in _BLOCKED_MODULES:
+        raise UnpicklingError(
+            "Weights only load failed. WeightsUnpickler error: Trying to load unsupported GLOBAL "
+            f"{dotted} whose module {module} is blocked.\nglassgrad.load: {where} names the "
+            f"global {dotted}; a module torch blocks stays blocked whatever the allowlist says. "
+            "Nothing in the file was run.")
 
 
 def refused(dotted: str, where: str, not_imported: bool = False) -> UnpicklingError:
@@ -171,6 +187,9 @@ def _state(obj):
             or not (hasattr(obj, "__dict__") or hasattr(cls, "__slots__"))):
         return None
     try:
+        # NOTE: pickle's own test first: an object whose C type keeps state outside __dict__ (an
+        # open file, a lock) has a __getstate__ that returns only the __dict__; pickle refuses it
+        obj.__reduce_ex__(2)
         return obj.__getstate__()
     except TypeError:
         return None

@@ -57,6 +57,11 @@ _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")
           (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
 
 
+class EmptyCheckpointError(EOFError, ValueError):
+    """torch's error for an empty file (EOFError, 'Ran out of input'), and glassgrad's ValueError
+    for every file it refuses."""
+
+
 def not_a_checkpoint(where: str, head: bytes, why: str) -> ValueError:
     """The error for a file that is no safetensors file; ``head`` is its first bytes (for hints)."""
     hint = ""
@@ -198,6 +203,10 @@ def sniff(f, size: int | None):
 def read_header(f, size: int | None, where: str) -> tuple[dict, bytes, int]:
     """The header as a dict, the file's first bytes and the header's length (8 + n)."""
     head = _read_bytes(f, 8)
+    if not head:
+        raise EmptyCheckpointError(f"Ran out of input\nglassgrad.load: {where} is not a "
+                                   "glassgrad checkpoint (a safetensors file): it is empty (0 "
+                                   "bytes); nothing was saved to it, or the save was cut off.")
     if len(head) < 8:
         raise not_a_checkpoint(where, head, "the file is too short")
     n = int.from_bytes(head, "little")

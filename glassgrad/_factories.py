@@ -9,6 +9,8 @@ import numpy as np
 from . import dtypes
 from ._factory_args import (
     _check_multinomial,
+    _check_randperm,
+    _randint_args,
     _floating,
     _check_nested,
     _check_p,
@@ -37,8 +39,15 @@ from ._generator import (  # noqa: E402,F401 - re-exported: torch has them besid
 
 
 def _rng(generator):
-    """The generator's engine: torch's samplers (``_sampling.Samplers``) over its mt19937."""
-    return (generator or default_generator)._rng
+    """The generator's engine: torch's samplers (``_sampling.Samplers``) over its mt19937;
+    TypeError (torch's "invalid combination of arguments") for a generator= of another type."""
+    try:
+        return (generator or default_generator)._rng
+    except AttributeError:
+        raise TypeError(
+            f"received an invalid combination of arguments - got generator="
+            f"{type(generator).__name__}, but expected torch.Generator generator\nglassgrad: "
+            "pass generator=glassgrad.Generator() (or None for the default one).") from None
 
 
 def _finish(arr, requires_grad: bool) -> Tensor:
@@ -421,6 +430,7 @@ def randint(low=None, high=None, size=None, *, generator=None, dtype=None, devic
     """Integers in [low, high) of shape ``size`` (``torch.randint``, also ``randint(high,
     size)`` and ``randint(high=, size=)``); int64 by default; torch's numbers after the same
     seed."""
+    _randint_args(low, high, size)
     if low is None:
         low = 0
     elif size is None:
@@ -439,7 +449,9 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]\n"
                            f"glassgrad: randperm(n={n}) needs n >= 0.")
-    return _finish(_rng(generator).permutation(n, _dt(dtype, dtypes.int64)), requires_grad)
+    dt = _dt(dtype, dtypes.int64)
+    _check_randperm(n, dt)
+    return _finish(_rng(generator).permutation(n, dt), requires_grad)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False) -> Tensor:
@@ -461,15 +473,39 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, requires_gra
     return _finish(out.astype(dt, copy=False), requires_grad)
 
 
+def _strided_like(input, dt):
+    """torch's ``empty_like`` (preserve_format) of a non-contiguous, dense, non-overlapping
+    input (a transpose, a permute): a tensor with input's strides, which an in-place sampler
+    then fills in memory order as torch's does; None where torch's result is contiguous."""
+    a = input._array
+    if a.flags.c_contiguous or a.ndim < 2 or 0 in a.strides:
+        return None
+    order = np.argsort([-abs(st) for st in a.strides], kind="stable")
+    if not a.transpose(order).flags.c_contiguous:
+        return None
+    dense = np.empty(tuple(a.shape[i] for i in order), dtype=dt)
+    return Tensor._make(dense.transpose(np.argsort(order)))
+
+
 def rand_like(input, *, dtype=None, generator=None, requires_grad=False):
-    """``rand`` of ``input``'s shape and dtype (``torch.rand_like``)."""
+    """``rand`` of ``input``'s shape and dtype (``torch.rand_like``), with input's strides
+    where torch keeps them (so a transposed input gets torch's numbers in torch's places)."""
     shape, dt = _like(input, dtype)
+    _floating(dt, "check_uniform_bounds")
+    out = _strided_like(input, dt)
+    if out is not None:
+        return _finish(out.uniform_(generator=generator)._array, requires_grad)
     return _finish(_rng(generator).uniform(shape, dt), requires_grad)
 
 
 def randn_like(input, *, dtype=None, generator=None, requires_grad=False):
-    """``randn`` of ``input``'s shape and dtype (``torch.randn_like``)."""
+    """``randn`` of ``input``'s shape and dtype (``torch.randn_like``), with input's strides
+    where torch keeps them."""
     shape, dt = _like(input, dtype)
+    _floating(dt, "normal_kernel_cpu")
+    out = _strided_like(input, dt)
+    if out is not None:
+        return _finish(out.normal_(generator=generator)._array, requires_grad)
     return _finish(_rng(generator).normal(shape, dt), requires_grad)
 
 
@@ -486,6 +522,8 @@ def bernoulli(input, p=None, *, generator=None):
     """0/1 samples, 1 with probability ``input`` (or the number ``p``) (``torch.bernoulli``);
     RuntimeError for probabilities outside [0, 1]. torch's CPU kernels: a float64 uniform per
     element for a number or float64 probabilities, a float32 one for float32 probabilities."""
+    if p is None:
+        _floating(input._array.dtype, "bernoulli_tensor_cpu_p_")
     _check_p(input._array if p is None else p, "bernoulli")
     prob = input._array if p is None else p
     return Tensor._make(_rng(generator).bernoulli(input._array.shape, input._array.dtype, prob))

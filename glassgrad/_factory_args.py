@@ -178,6 +178,7 @@ def _fill_uniform(r, s, dt, a=0.0, b=1.0, **bounds):
     a, b = bounds.pop("from", a), bounds.pop("to", b)  # torch's keyword names
     if bounds:
         raise TypeError(f"uniform_() got an unexpected keyword argument '{next(iter(bounds))}'")
+    _check_uniform_bounds(a, b, dt)
     if a > b:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={_num(a)} > "
@@ -192,8 +193,8 @@ def _fill_normal(r, s, dt, mean=0.0, std=1.0, contiguous=True):
 
 
 def _fill_bernoulli(r, s, dt, p=0.5):
-    if isinstance(p, Tensor):
-        p = p._array
+    if isinstance(p, Tensor):  # NOTE: torch expands p to the tensor's shape (its errors too)
+        p = p.expand(s)._array
     _check_p(p)
     return r.bernoulli(s, dt, np.broadcast_to(p, s) if isinstance(p, np.ndarray) else p)
 
@@ -261,3 +262,67 @@ def _fill_cauchy(r, s, dt, median=0.0, sigma=1.0):
     _floating(dt, "", "Cauchy")
     _positive(sigma, "cauchy_", "sigma")
     return r.cauchy(s, dt, median, sigma)
+
+
+_C_INT = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int32_t"}
+
+
+def _check_randperm(n: int, dt) -> None:
+    """torch's randperm refusals: bool, and an ``n`` whose values the dtype cannot all hold
+    (a float16 past 2049, a float32 past 2^24+1, an int8 past 128: ``n - 1`` overflows)."""
+    if dt == np.bool_:
+        raise NotImplementedError('"randperm" not implemented for \'Bool\'\nglassgrad: '
+                                  "randperm makes indices; pass an integer or float dtype.")
+    limit = {np.dtype(np.float16): ("2049", 2049, "Half"),
+             np.dtype(np.float32): ("2^24+1", 2**24 + 1, "Float"),
+             np.dtype(np.float64): ("2^53+1", 2**53 + 1, "Double")}.get(dt)
+    if limit is not None and n > limit[1]:
+        raise RuntimeError(f"n cannot be greater than {limit[0]} for {limit[2]} type.\n"
+                           f"glassgrad: randperm({n}) in {dt} would repeat values; use int64.")
+    if dt.name in _C_INT and n - 1 > np.iinfo(dt).max:
+        raise RuntimeError(f"value cannot be converted to type {_C_INT[dt.name]} without "
+                           f"overflow\nglassgrad: randperm({n}) needs values up to {n - 1}, "
+                           f"past {dt}'s {np.iinfo(dt).max}; use int64.")
+
+
+def _check_uniform_bounds(a, b, dt) -> None:
+    """torch's check_uniform_bounds: from and to finite in the dtype, to - from too."""
+    from .ops._names import c_type, scalar_type
+
+    top = float(ml_dtypes.finfo(dt).max)
+    for name, v in (("from", a), ("to", b)):
+        if not -top <= v <= top:
+            raise RuntimeError(f"{name} is out of bounds for {c_type(dt)}\nglassgrad: "
+                               f"uniform_({name}={_num(v)}) in {dt}, whose values lie within "
+                               f"+-{top:g}.")
+    if a <= b and b - a > top:
+        raise RuntimeError(
+            f"uniform_ expects to-from <= std::numeric_limits<{scalar_type(dt)}>::max(), but "
+            f"found to={_num(b)} and from={_num(a)} which result in to-from to exceed the limit"
+            f"\nglassgrad: uniform_ samples from + (to - from) * u; keep to - from finite.")
+
+
+def _dropout_dtype(dt, p):
+    """``dt``, or torch's error for dropout of an integer or bool tensor (its mask scaled by
+    ``1 / (1 - p)`` is a float; p == 1 multiplies by zero and keeps the dtype)."""
+    if p != 1.0 and not (dt.kind == "f" or dt == _BF16):
+        from .ops._names import scalar_type
+
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_type(dt)}\nglassgrad: dropout of a {dt} tensor; dropout "
+                           "scales by 1 / (1 - p), so it takes a floating-point input.")
+    return dt
+
+
+def _randint_args(low, high, size) -> None:
+    """torch's TypeError for randint bounds that are not ints (0.5, 10.0) or a size that is not
+    a sequence (randint(0, 10, 3)); the sizes' own elements are checked with the shape."""
+    given = [v for v in (low, high, size) if v is not None]
+    if (any(isinstance(v, (float, np.floating)) for v in given)
+            or given and not isinstance(given[-1], (tuple, list))):
+        got = ", ".join(type(v).__name__ for v in given)
+        raise TypeError(
+            f"randint() received an invalid combination of arguments - got ({got}), but "
+            "expected one of:\n * (int high, tuple of ints size, *, torch.Generator generator, "
+            "...)\n * (int low, int high, tuple of ints size, *, torch.Generator generator, ...)"
+            "\nglassgrad: randint takes int bounds and a tuple size: randint(0, 10, (3,)).")

@@ -29,17 +29,15 @@ _STATE_SIZE = _HEAD.size + 8 * _N + _TAIL.size  # 5056, torch's sizeof(CPUGenera
 
 
 def _to_uint64(seed) -> int:
-    """torch's seed range check, then the seed as the uint64 torch stores."""
+    """torch's seed checks (Generator.manual_seed takes an int only; torch.manual_seed converts
+    with int() first), then the seed as the uint64 torch stores."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        try:
-            seed = int(seed)
-        except (TypeError, ValueError):
-            raise TypeError(f"manual_seed expected a long, but got {type(seed).__name__}\n"
-                            "glassgrad: pass an integer seed.") from None
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}\n"
+                           "glassgrad: pass an integer seed.")
     seed = int(seed)
     if not -(2**63) <= seed < 2**64:
-        raise RuntimeError("Overflow when unpacking long long\nglassgrad: a seed lies in "
-                           "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff].")
+        raise ValueError("Overflow when unpacking long long\nglassgrad: a seed lies in "
+                         "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff].")
     return seed & (2**64 - 1)
 
 
@@ -79,7 +77,7 @@ class Generator:
 
     def manual_seed(self, seed) -> Generator:
         """Reseed (``torch.Generator.manual_seed``); returns the generator. Negative seeds wrap
-        to uint64 as in torch; RuntimeError outside [-2**63, 2**64)."""
+        to uint64 as in torch; RuntimeError for a non-int, ValueError outside [-2**63, 2**64)."""
         self._seed = _to_uint64(seed)
         self._rng = _Engine(self._seed)
         return self
@@ -171,8 +169,9 @@ default_generator.seed()  # NOTE: as torch's: a fresh process starts from an ent
 
 
 def manual_seed(seed) -> Generator:
-    """Seed the default generator (``torch.manual_seed``); returns it."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator (``torch.manual_seed``, which takes ``int(seed)``: 1.5, "1"
+    and a one-element tensor too); returns it."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

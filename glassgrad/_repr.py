@@ -36,7 +36,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     (``linewidth``, 80), a ``profile`` ("default", "short", "full") setting all four, and
     ``sci_mode`` (True/False forces scientific notation on or off; None chooses, and every call
     resets it, as in torch)."""
-    if profile is not None:
+    if profile in _PROFILES:  # NOTE: torch ignores a profile it does not know
         (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
          PRINT_OPTS.linewidth) = _PROFILES[profile]
     if precision is not None:

@@ -14,6 +14,7 @@ in torch's element order (memory order of a contiguous tensor). Which paths are 
   wherever libm's result is correctly rounded (0 differences in 10**6 float32 draws, see the
   tests). A float32 kernel built for AVX2 (a CPU without AVX-512) uses avx_mathfun polynomials
   instead; ``_avx_mathfun.py`` follows them (the capability is chosen as ATen chooses it).
+  float16/bfloat16 blocks are float32 blocks (their own uniforms, no n drawn first) cast down.
 - ``exponential``/``geometric``/``log_normal``/``cauchy``: ATen's serial double transforms.
 """
 
@@ -21,12 +22,14 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 _LOW24 = np.uint64(2**24 - 1)
 _LOW53 = np.uint64(2**53 - 1)
 _STEP24 = np.float32(2.0**-24)
 _WIDE = (np.dtype(np.float32), np.dtype(np.float64))
+_HALVES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 _SPLIT = 134217729.0  # 2**27 + 1, Dekker's splitter for float64
 
 
@@ -120,6 +123,23 @@ def _digits(dtype) -> int:
     return _DIGITS[np.dtype(dtype).name]
 
 
+def _update_from_to(low: int, high: int, dtype) -> tuple[int, int]:
+    """ATen's update_from/update_to: a float dtype's [from, to) moved inwards to values whose
+    cast stays inside it (randint(0, 5000, dtype=float16) draws below 4996, as torch does)."""
+    def cast(v: int) -> int:
+        return int(np.array(float(v)).astype(dtype))
+
+    if cast(low + 1) < low:
+        low = cast(low + 1) + (1 << (abs(low + 1).bit_length() - 1 - _digits(dtype) + 1))
+    if cast(high - 1) >= high:
+        high = cast(high - 1) - (1 << (abs(high - 1).bit_length() - 1 - _digits(dtype) + 1))
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than 'to' casted "
+                           f"to dtype, but got from={low} >= to={high}\nglassgrad: widen the "
+                           f"range; {dtype} cannot hold integers this close together.")
+    return low, high
+
+
 class Samplers:
     """Mixed into the generator's engine: torch's samplers over its ``words``/``words64``."""
 
@@ -156,7 +176,7 @@ class Samplers:
         """``normal_(mean, std)``: ATen's ``normal_kernel``."""
         dtype = np.dtype(dtype)
         n = math.prod(size)
-        if n >= 16 and contiguous and dtype in _WIDE:
+        if n >= 16 and contiguous and (dtype in _WIDE or dtype in _HALVES):
             return _normal_fill(self, n, dtype, mean, std).reshape(size)
         return self._serial_normal(n, mean, std).astype(dtype).reshape(size)
 
@@ -188,6 +208,8 @@ class Samplers:
         random64 once the range reaches 2**28 (measured on torch 2.13, any dtype)."""
         dtype = np.dtype(dtype)
         n = int(np.prod(size))
+        if dtype.kind == "f" or dtype.name == "bfloat16":
+            low, high = _update_from_to(int(low), int(high), dtype)
         span = int(high) - int(low)
         w = self.words64(n) if span >= 2**28 else self.words(n)
         v = (w % np.uint64(span) + np.uint64(int(low) % 2**64)).view(np.int64)
@@ -323,6 +345,16 @@ class Samplers:
 def _normal_fill(eng, n: int, dtype, mean, std):
     """ATen's ``normal_fill``: n uniforms, Box-Muller on blocks of 16 (u1 = 1 - data[j], u2 =
     data[j + 8]); a partial last block is redrawn on the last 16 elements."""
+    if dtype in _HALVES:  # NOTE: ATen's 16-bit path: float32 blocks of 16, cast at the end,
+        f32 = np.dtype(np.float32)  # and only the blocks' uniforms are drawn (no n first)
+        full = n - n % 16
+        data = np.empty(n, f32)
+        data[:full] = _box_muller_16(eng._unit(full, f32).reshape(-1, 16), f32, mean,
+                                     std).reshape(-1)
+        if n % 16:
+            data[n - 16:] = _box_muller_16(eng._unit(16, f32).reshape(1, 16), f32, mean,
+                                           std).reshape(-1)
+        return data.astype(dtype)
     data = eng._unit(n, dtype).astype(dtype, copy=False)
     tail = eng._unit(16, dtype).astype(dtype, copy=False) if n % 16 else None
     full = n - n % 16

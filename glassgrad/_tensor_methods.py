@@ -168,7 +168,8 @@ def type_(self, dtype=None, non_blocking=False):
         dtype = next((d for d in dtypes.ALL
                       if dtypes.type_name(d) == name.replace("glassgrad.", "torch.")), None)
         if dtype is None:
-            raise ValueError(f"invalid type: '{name}'")
+            raise ValueError(f"invalid type: {name!r}\nglassgrad: Tensor.type() takes a dtype, "
+                             "a legacy type or its name ('torch.LongTensor').")
     return ew.to_dtype(self, dtype)
 
 

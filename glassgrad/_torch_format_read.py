@@ -37,7 +37,7 @@ import ml_dtypes
 import numpy as np
 
 from . import dtypes
-from ._checkpoint_objects import UnpicklingError, allowlisted, own, refused
+from ._checkpoint_objects import UnpicklingError, allowlisted, own, refuse_blocked, refused
 from ._checkpoint_read import _read_into
 
 MAX_ENTRIES = 1_000_000
@@ -202,6 +202,7 @@ class _Unpickler(pickle._Unpickler):
         module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
         module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         dotted = f"{module}.{name}"
+        refuse_blocked(module, dotted, self._where)
         obj = self._table.get(dotted)
         if obj is None:
             obj = allowlisted(f"{module}:{name}")

@@ -303,6 +303,10 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         >>> glassgrad.save({"model": model.state_dict(), "step": 10}, "ckpt.safetensors")
         >>> glassgrad.save(model.state_dict(), "for_pytorch.pt", format="torch")
     """
+    if pickle_protocol is not None:  # NOTE: torch's errors for a protocol pickle would refuse
+        import io
+        import pickle
+        pickle.Pickler(io.BytesIO(), pickle_protocol)
     if format == "torch":
         return _write(f, _torch_write.save_torch(obj))
     if format != "glassgrad":

@@ -427,3 +427,20 @@ def test_mha_fastpath_switch_like_torch(monkeypatch, rng):
         torch.backends.mha.set_fastpath_enabled(before)
     assert not np.isnan(outs[1]).any()
     np.testing.assert_allclose(outs[0], outs[1], atol=ATOL)
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 8), (5, 0, 8), (0, 0, 8)])
+@pytest.mark.parametrize("module", ["mha", "mha_no_weights", "encoder", "decoder"])
+def test_empty_sequences_and_batches_give_torch_shapes(shape, module):
+    outs = []
+    for lib in (torch, glassgrad):
+        lib.manual_seed(0)
+        x = lib.zeros(*shape)
+        if module.startswith("mha"):
+            out = lib.nn.MultiheadAttention(8, 2)(x, x, x, need_weights=module == "mha")
+        elif module == "encoder":
+            out = (lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)(x), None)
+        else:
+            out = (lib.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0)(x, x), None)
+        outs.append([None if o is None else tuple(o.shape) for o in out])
+    assert outs[0] == outs[1]

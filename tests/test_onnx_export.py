@@ -361,3 +361,24 @@ def test_conv_net_with_a_dynamic_batch():
     x = sample(5, 3, 16, 16, seed=9)
     np.testing.assert_allclose(run_onnx(data, {"images": x})[0],
                                m(glassgrad.from_numpy(x)).detach().numpy(), atol=ATOL, rtol=ATOL)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("axes", [{5: "b"}, [0, 5], [1]])
+def test_dynamic_axes_past_the_input_dims_and_their_generated_names_as_in_torch(axes):
+    import onnx
+
+    results = []
+    for lib, fn in ((torch, lambda *a, **k: torch.onnx.export(*a, dynamo=False, **k)),
+                    (glassgrad, glassgrad.onnx.export)):
+        buf = io.BytesIO()
+        try:
+            fn(lib.nn.Linear(3, 2), (lib.ones(1, 3),), buf, input_names=["x"],
+               dynamic_axes={"x": axes})
+        except RuntimeError as err:
+            line = [m for m in str(err).split("\n") if "Dynamic shape axis" in m]
+            results.append(("error", line[0].strip() if line else str(err)))
+            continue
+        dims = onnx.load_from_string(buf.getvalue()).graph.input[0].type.tensor_type.shape.dim
+        results.append(("ok", [d.dim_param or d.dim_value for d in dims]))
+    assert results[0] == results[1]

@@ -238,3 +238,23 @@ def test_unsaveable_objects_say_why():
 
     with pytest.raises(TypeError, match="cannot save an object of type Local at obj"):
         glassgrad.save({"obj": Local()}, io.BytesIO())
+
+
+def test_objects_pickle_refuses_and_bad_protocols_are_refused_at_save_as_in_torch(tmp_path):
+    import threading
+    with open(tmp_path / "open.txt", "w") as handle:
+        for obj in (handle, threading.Lock()):
+            with pytest.raises(TypeError, match="cannot pickle"):
+                torch.save({"h": obj}, io.BytesIO())
+            with pytest.raises(TypeError, match=f"cannot save an object of type "
+                               f"{type(obj).__name__} at h"):
+                glassgrad.save({"h": obj}, io.BytesIO())
+    for protocol, error in ((6, ValueError), ("2", TypeError), (2.0, TypeError)):
+        messages = []
+        for lib in (torch, glassgrad):
+            with pytest.raises(error) as err:
+                lib.save({"a": 1}, io.BytesIO(), pickle_protocol=protocol)
+            messages.append(str(err.value))
+        assert messages[0] == messages[1]
+    for protocol in (-1, 0, 5):
+        glassgrad.save({"a": 1}, io.BytesIO(), pickle_protocol=protocol)

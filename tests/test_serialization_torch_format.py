@@ -289,3 +289,42 @@ def test_numpy_in_a_torch_file_loads_with_the_allowlist_torch_asks_for():
         ours = glassgrad.load(_saved(obj))
     assert type(ours["best_acc"]) is np.float64 and ours["best_acc"] == theirs["best_acc"]
     np.testing.assert_array_equal(ours["perm"], theirs["perm"])
+
+
+class _System:
+    """Unpickles as ``os.system(command)``: a hostile file's reduce trick."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+
+    def __reduce__(self):
+        import os
+        return (os.system, (self.command,))
+
+
+@pytest.mark.parametrize("entry", ["plain", "named"])
+def test_globals_of_blocked_modules_are_refused_even_when_allowlisted(tmp_path, entry):
+    import os
+    marker = tmp_path / "ran"
+    buf = _saved({"x": _System(f"touch {marker}")})
+    allow = [os.system] if entry == "plain" else [(os.system, f"{os.system.__module__}.system")]
+    errors = []
+    for lib in (torch, glassgrad):
+        with lib.serialization.safe_globals(allow):
+            with pytest.raises(pickle.UnpicklingError) as err:
+                lib.load(io.BytesIO(buf.getvalue()))
+        errors.append(str(err.value))
+    for message in errors:
+        assert (f"Trying to load unsupported GLOBAL {os.system.__module__}.system whose module "
+                f"{os.system.__module__} is blocked") in message
+    assert not marker.exists()
+
+
+def test_an_empty_file_is_torch_eoferror(tmp_path):
+    (tmp_path / "empty.pt").write_bytes(b"")
+    for lib in (torch, glassgrad):
+        for source in (tmp_path / "empty.pt", io.BytesIO(b"")):
+            with pytest.raises(EOFError):
+                lib.load(source, weights_only=False)
+    with pytest.raises(ValueError, match="it is empty"):  # glassgrad's refusals stay ValueErrors
+        glassgrad.load(tmp_path / "empty.pt")

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes
 from .._factories import _rng, full
+from .._factory_args import _dropout_dtype
 from .._tensor_methods import _composite_inplace
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
@@ -103,9 +104,9 @@ def _mask_dropout(input, p, mask_shape):
     """torch's CPU dropout: ``noise = empty(mask_shape).bernoulli_(1 - p).div_(1 - p)`` in
     input's dtype, then ``input * noise``, so the mask and the scaled values are torch's after
     the same seed (bernoulli_'s default CPU kernel, a float64 uniform per element)."""
-    if p == 1.0:
-        return input * 0.0
-    dt = input._array.dtype
+    dt = _dropout_dtype(input._array.dtype, p)
+    if p == 1.0:  # NOTE: torch's input.mul(zeros({}, input.options())): an int input stays int
+        return input * (0.0 if dt.kind == "f" or dt == dtypes.bfloat16.np else 0)
     noise = _rng(None).bernoulli(mask_shape, dt, 1.0 - p)
     return input * Tensor._make(noise / dt.type(1.0 - p))
 

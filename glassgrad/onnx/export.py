@@ -245,12 +245,14 @@ def _constant_names(model) -> dict:
 
 def _value_info(helper, name, t, axes) -> object:
     shape = list(t._array.shape)
-    if isinstance(axes, dict):
-        for i, sym in axes.items():
-            shape[i] = str(sym)
-    elif axes:
-        for i in axes:
-            shape[i] = f"{name}_dynamic_axes_{i + 1}"
+    named = (axes.items() if isinstance(axes, dict)
+             else [(i, f"{name}_dynamic_axes_{k + 1}") for k, i in enumerate(axes or ())])
+    for i, sym in named:
+        if not 0 <= i < len(shape):  # NOTE: torch's check, naming the symbolic dim
+            raise RuntimeError(f"Dynamic shape axis should be no more than the shape dimension "
+                               f"for {sym}\nglassgrad: dynamic_axes gives {name!r} axis {i}, "
+                               f"but it has {len(shape)} dims ({tuple(shape)}).")
+        shape[i] = str(sym)
     return helper.make_tensor_value_info(name, elem_type(t._array.dtype), shape)
 
 

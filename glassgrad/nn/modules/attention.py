@@ -330,7 +330,7 @@ def multi_head_attention_forward(
 
             weights = F.dropout(weights, dropout_p, True)
         out = matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight.t(), out_proj_bias).reshape(tgt_len, bsz, -1)
+        out = linear(out, out_proj_weight.t(), out_proj_bias).reshape(tgt_len, bsz, embed_dim)
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = mean(weights, 1)
@@ -347,7 +347,7 @@ def multi_head_attention_forward(
     v = v.reshape(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight.t(), out_proj_bias).reshape(tgt_len, bsz, -1)
+    out = linear(out, out_proj_weight.t(), out_proj_bias).reshape(tgt_len, bsz, embed_dim)
     return (out if is_batched else out.squeeze(1)), None
 
 
