@@ -585,12 +585,6 @@ class saved_tensors_hooks:
         _Hooks.saved_tensor_hooks = _Hooks.saved_tensor_hooks[:-1]
 
 
-def increment_version(tensor) -> None:
-    """Bump the version counter as an in-place op would
-    (``torch.autograd.graph.increment_version``)."""
-    tensor._vc[0] += 1
-
-
 # PyTorch's public helpers and the ledger; graph_hooks.saved_tensors_hooks subclasses the one above
 # (it adds disable_saved_tensors_hooks' check)
 from .graph_hooks import (  # noqa: F401,F811
@@ -598,6 +592,7 @@ from .graph_hooks import (  # noqa: F401,F811
     allow_mutation_on_saved_tensors,
     disable_saved_tensors_hooks,
     get_gradient_edge,
+    increment_version,
     register_multi_grad_hook,
     save_on_cpu,
     saved_tensors_hooks,

@@ -188,3 +188,9 @@ class _MultiHandle(RemovableHandle):
     def remove(self) -> None:
         for h in self._handles:
             h.remove()
+
+
+def increment_version(tensor) -> None:
+    """Bump the version counter as an in-place op would
+    (``torch.autograd.graph.increment_version``)."""
+    tensor._vc[0] += 1

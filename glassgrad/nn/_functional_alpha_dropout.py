@@ -10,7 +10,7 @@ import math
 from .._factories import _rng
 from .._tensor_methods import _composite_inplace
 from ..tensor import Tensor
-from ._functional_layers import _check_p
+from ._functional_dropout import _check_p
 
 _ALPHA = 1.7580993408473766  # -SELU's alpha * scale, torch's constant
 

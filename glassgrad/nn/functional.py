@@ -8,6 +8,7 @@ from ..ops.elementwise import sigmoid, tanh  # noqa: F401
 from ._functional_activation import *
 from ._functional_activation import relu_, sigmoid_, tanh_  # noqa: F401
 from ._functional_layers import *
+from ._functional_dropout import *
 from ._functional_alpha_dropout import *
 from ._functional_loss import *
 from ._functional_shuffle import *

@@ -116,7 +116,7 @@ def _dropping(args, kwargs) -> bool:
     return a["training"] and a["p"] != 0.0
 
 
-@patch("glassgrad.nn._functional_layers", "_feature_dropout", when=_dropping)
+@patch("glassgrad.nn._functional_dropout", "_feature_dropout", when=_dropping)
 def _dropout(tracer, args, kwargs, result):
     """Dropout in train mode: ONNX's Dropout with training_mode, random where it runs (not
     glassgrad's mask of the traced call)."""
