@@ -51,11 +51,10 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in [
             ("--epochs", "1", "--log-interval", "1"), _TRAIN_LOSS,
             label="train losses, then the test average"),
     Program("dcgan", "dcgan", "main.py",
-            ("--dataset", "fake", "--dry-run", "--manualSeed", "1", "--batchSize", "8",
+            ("--dataset", "fake", "--niter", "1", "--manualSeed", "1", "--batchSize", "8",
              "--nz", "16", "--ngf", "16", "--ndf", "16", "--workers", "0", "--outf", "out"),
-            r"Loss_D: " + _NUM + r" Loss_G: " + _NUM + r" D\(x\): " + _NUM
-            + r" D\(G\(z\)\): " + _NUM + r" / " + _NUM,
-            label="Loss_D, Loss_G, D(x), D(G(z)) before and after G's step"),
+            r"Loss_D: " + _NUM + r" Loss_G: " + _NUM,
+            label="Loss_D and Loss_G of each iteration, in order (one epoch of FakeData)"),
     Program("vae", "vae", "main.py", ("--epochs", "1", "--log-interval", "1"), _TRAIN_LOSS,
             label="train losses per sample, then the averages"),
     # NOTE: the losses are printed with 2 decimals, their exp (ppl) with 2 decimals too: the
