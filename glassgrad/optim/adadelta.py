@@ -12,6 +12,7 @@ from .optimizer import (
     _check_differentiable,
     _check_lr,
     _check_nonnegative,
+    _dense_grads,
     _evaluate_closure,
     _grad_view,
     _restore_state,
@@ -86,11 +87,7 @@ class Adadelta(Optimizer):
         for group in self.param_groups:
             lr = _to_float(group["lr"])
             rho, eps = group["rho"], group["eps"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p._grad.is_sparse:
-                    raise RuntimeError("Adadelta does not support sparse gradients")
+            for p in _dense_grads(group, "Adadelta"):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor()

@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from .optimizer import (
     Optimizer,
     _bump,
+    _dense_grads,
     _evaluate_closure,
     _lerp_,
     _restore_state,
@@ -92,11 +93,7 @@ class Adafactor(Optimizer):
             eps1, eps2 = group["eps"]
             lr, d = _to_float(group["lr"]), group["d"]
             beta2_decay, weight_decay = group["beta2_decay"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p._grad.is_sparse:
-                    raise RuntimeError("Adafactor does not support sparse gradients")
+            for p in _dense_grads(group, "Adafactor"):
                 g = p._grad._array
                 state = self.state[p]
                 if len(state) == 0:

@@ -12,6 +12,7 @@ from .optimizer import (
     _check_differentiable,
     _check_lr,
     _check_nonnegative,
+    _dense_grads,
     _evaluate_closure,
     _grad_view,
     _lerp_,
@@ -84,11 +85,7 @@ class Adamax(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps = _to_float(group["lr"]), group["eps"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p._grad.is_sparse:
-                    raise RuntimeError("Adamax does not support sparse gradients")
+            for p in _dense_grads(group, "Adamax"):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor()

@@ -11,6 +11,7 @@ from .optimizer import (
     _check_differentiable,
     _check_lr,
     _check_nonnegative,
+    _dense_grads,
     _evaluate_closure,
     _grad_view,
     _restore_state,
@@ -87,11 +88,7 @@ class ASGD(Optimizer):
         for group in self.param_groups:
             lr = _to_float(group["lr"])
             lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p._grad.is_sparse:
-                    raise RuntimeError("ASGD does not support sparse gradients")
+            for p in _dense_grads(group, "ASGD"):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor()

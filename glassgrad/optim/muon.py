@@ -9,7 +9,9 @@ import ml_dtypes
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import Optimizer, _bump, _evaluate_closure, _lerp_, _to_float, _zeros_like
+from .optimizer import (
+    Optimizer, _bump, _dense_grads, _evaluate_closure, _lerp_, _to_float, _zeros_like,
+)
 
 __all__ = ["Muon"]
 
@@ -118,11 +120,7 @@ class Muon(Optimizer):
         for group in self.param_groups:
             lr, momentum = _to_float(group["lr"]), group["momentum"]
             weight_decay = group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p._grad.is_sparse:
-                    raise RuntimeError("Muon does not support sparse gradients")
+            for p in _dense_grads(group, "Muon"):
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = _zeros_like(p)

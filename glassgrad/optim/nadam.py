@@ -12,11 +12,12 @@ from .optimizer import (
     _check_differentiable,
     _check_lr,
     _check_nonnegative,
+    _dense_grads,
     _evaluate_closure,
-    _update_moments,
     _restore_state,
     _step_tensor,
     _to_float,
+    _update_moments,
     _use_grad_for_differentiable,
     _weight_decay,
     _zeros_like,
@@ -96,11 +97,7 @@ class NAdam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, eps = _to_float(group["lr"]), group["eps"]
             weight_decay, momentum_decay = _to_float(group["weight_decay"]), group["momentum_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p._grad.is_sparse:
-                    raise RuntimeError("NAdam does not support sparse gradients")
+            for p in _dense_grads(group, "NAdam"):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor()

@@ -109,6 +109,17 @@ def _grad_view(p: Tensor, maximize: bool, weight_decay: float):
     return g
 
 
+def _dense_grads(group: dict, name: str):
+    """The parameters of ``group`` that have a gradient, in order; torch's RuntimeError
+    "<name> does not support sparse gradients" for a sparse one."""
+    for p in group["params"]:
+        if p._grad is None:
+            continue
+        if p._grad.is_sparse:
+            raise RuntimeError(f"{name} does not support sparse gradients")
+        yield p
+
+
 def _check_lr(lr) -> None:
     """PyTorch's checks of ``lr``: ValueError for a Tensor of more than one element or a negative
     value."""

@@ -12,11 +12,12 @@ from .optimizer import (
     _check_differentiable,
     _check_lr,
     _check_nonnegative,
+    _dense_grads,
     _evaluate_closure,
-    _update_moments,
     _restore_state,
     _step_tensor,
     _to_float,
+    _update_moments,
     _use_grad_for_differentiable,
     _weight_decay,
     _zeros_like,
@@ -90,11 +91,7 @@ class RAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, weight_decay = _to_float(group["lr"]), group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p._grad.is_sparse:
-                    raise RuntimeError("RAdam does not support sparse gradients")
+            for p in _dense_grads(group, "RAdam"):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor()

@@ -10,6 +10,7 @@ from .optimizer import (
     _bump,
     _check_differentiable,
     _check_lr,
+    _dense_grads,
     _evaluate_closure,
     _restore_state,
     _step_tensor,
@@ -77,11 +78,7 @@ class Rprop(Optimizer):
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if p._grad.is_sparse:
-                    raise RuntimeError("Rprop does not support sparse gradients")
+            for p in _dense_grads(group, "Rprop"):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor()
