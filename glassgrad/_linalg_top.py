@@ -116,3 +116,149 @@ eig = _removed("eig", _EIG)
 lstsq = _removed("lstsq", _LSTSQ)
 solve = _removed("solve", _SOLVE)
 matrix_rank = _removed("matrix_rank", _MATRIX_RANK)
+
+
+Svd = result_type("svd", "U S V")
+Qr = result_type("qr", "Q R")
+TriangularSolve = result_type("triangular_solve", "solution cloned_coefficient")
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """``(U, S, V)`` with ``input = U diag(S) V^T`` (``torch.svd``: ``V``, not ``Vh``; ``some``
+    gives the reduced form; ``compute_uv=False`` gives zero ``U (m, m)`` and ``V (n, n)``)."""
+    if not compute_uv:
+        from ._factories import zeros
+
+        m, n = input._array.shape[-2:]
+        batch = tuple(input._array.shape[:-2])
+        s = _la.svdvals(input)
+        res = Svd(zeros(*batch, m, m, dtype=input.dtype), s, zeros(*batch, n, n,
+                                                                   dtype=input.dtype))
+    else:
+        u, s, vh = _la.svd(input, full_matrices=not some)
+        res = Svd(u, s, vh.mT)
+    return write_out(res, out, "svd")
+
+
+def qr(input, some=True, *, out=None):
+    """``(Q, R)`` (``torch.qr``: ``some`` for the reduced form, else complete)."""
+    return write_out(Qr(*_la.qr(input, "reduced" if some else "complete")), out, "qr")
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """``(LU, pivots)`` or ``(LU, pivots, infos)`` (``torch.lu``, ``torch.linalg.lu_factor_ex``
+    with the older names); a singular matrix is reported in ``infos``, not raised."""
+    packed, pivots, info = _la.lu_factor_ex(A, pivot=pivot)
+    res = (packed, pivots, info) if get_infos else (packed, pivots)
+    return write_out(res, out, "lu")
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """``torch.lu_solve``: ``torch.linalg.lu_solve(LU_data, LU_pivots, b)``."""
+    return write_out(_la.lu_solve(LU_data, LU_pivots, b), out, "lu_solve")
+
+
+def matrix_power(input, n, *, out=None):
+    """``torch.matrix_power``: ``torch.linalg.matrix_power``."""
+    return _la.matrix_power(input, n, out=out)
+
+
+def pinverse(input, rcond=1e-15):
+    """``torch.pinverse``: ``torch.linalg.pinv(input, rtol=rcond)``."""
+    return _la.pinv(input, rtol=rcond)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """``(solution, cloned_coefficient)`` of ``A X = b`` (``A^T X = b`` when ``transpose``) for
+    triangular ``A`` (``torch.triangular_solve``; deprecated by PyTorch for
+    ``torch.linalg.solve_triangular``)."""
+    a = A.mT if transpose else A
+    x = _la.solve_triangular(a, b, upper=upper != bool(transpose), unitriangular=unitriangular)
+    return write_out(TriangularSolve(x, A.clone()), out, "triangular_solve")
+
+
+def orgqr(input, tau):
+    """``torch.orgqr``: ``torch.linalg.householder_product``."""
+    return _la.householder_product(input, tau)
+
+
+def chain_matmul(*matrices, out=None):
+    """The product of 2-D ``matrices`` in the cheapest order (``torch.chain_matmul``, deprecated
+    by PyTorch for ``torch.linalg.multi_dot``)."""
+    if len(matrices) == 1:
+        return write_out(matrices[0].clone(), out, "chain_matmul")
+    return _la.multi_dot(matrices, out=out)
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of 1-D ``x`` (``torch.vander``): columns ``x^(N-1) ... x^0``, or
+    increasing powers when ``increasing``."""
+    if x._array.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._array.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if n <= 1:
+        from ._factories import ones
+
+        return ones(x._array.shape[0], n, dtype=x.dtype)
+    res = _la.vander(x, N=n)
+    return res if increasing else res.flip(-1)
+
+
+def frobenius_norm(input, dim=(), keepdim=False, *, out=None):
+    """``torch.frobenius_norm`` (kept by PyTorch for JIT): the 2-norm over ``dim``."""
+    return _la.vector_norm(input, 2, dim, keepdim, out=out)
+
+
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+    """``torch.nuclear_norm``: the sum of singular values over the last two dims (or ``dim``)."""
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    return _la.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, out=out)
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims
+    (``torch.norm_except_dim``, weight normalisation's helper); ``dim=-1`` is the whole norm."""
+    if dim == -1:
+        return _la.vector_norm(v, pow)
+    dims = tuple(d for d in range(v._array.ndim) if d != dim)
+    return _la.vector_norm(v, pow, dims, keepdim=True)
+
+
+def dist(input, other, p=2):
+    """``||input - other||_p`` over all elements, broadcasting (``torch.dist``)."""
+    return _la.vector_norm(input - other, p)
+
+
+def _scaled_sum(op, input, product, beta, alpha):
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:  # NOTE: PyTorch ignores input's values (even nan) when beta == 0
+        from .ops.shape import broadcast_to
+
+        broadcast_to(input, out.shape)
+        return out
+    return out + (input if beta == 1 else input * beta)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
+    from .ops.linalg import mv
+
+    return write_out(_scaled_sum("addmv", input, mv(mat, vec), beta, alpha), out, "addmv")
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``)."""
+    from .ops.linalg import outer
+
+    return write_out(_scaled_sum("addr", input, outer(vec1, vec2), beta, alpha), out, "addr")
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])`` (``torch.addbmm``)."""
+    from .ops.linalg import bmm
+
+    product = bmm(batch1, batch2).sum(0)
+    return write_out(_scaled_sum("addbmm", input, product, beta, alpha), out, "addbmm")

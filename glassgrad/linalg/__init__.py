@@ -4,14 +4,24 @@ composites in this package)."""
 
 from ..ops._linalg_check import LinAlgError
 from ..ops.linalg_decomp import eigh, eigvalsh, svd, svdvals
+from ..ops.linalg_factor import lu, matrix_exp, pinv, qr
 from ..ops.linalg_solve import (
     cholesky, cholesky_ex, det, inv, inv_ex, slogdet, solve, solve_ex, solve_triangular,
+)
+from ._factor import (
+    householder_product, ldl_factor, ldl_factor_ex, ldl_solve, lu_factor, lu_factor_ex, lu_solve,
+)
+from ._functions import (
+    lstsq, matrix_power, matrix_rank, multi_dot, tensorinv, tensorsolve, vander,
 )
 from ._norms import cond, matrix_norm, norm, vector_norm
 from ._products import cross, diagonal, matmul, vecdot
 
 __all__ = [
     "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-    "eigvalsh", "inv", "inv_ex", "matmul", "matrix_norm", "norm", "slogdet", "solve",
-    "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
+    "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
+    "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp",
+    "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
+    "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
+    "vander", "vecdot", "vector_norm",
 ]
