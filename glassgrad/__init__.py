@@ -152,6 +152,7 @@ from ._legacy import set_default_tensor_type  # noqa: E402,F401
 # issue 15, lane cfft
 from .dtypes import cdouble, cfloat, complex64, complex128  # noqa: E402,F401
 from . import _tensor_methods_complex  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 from .ops.complex_ops import (  # noqa: E402,F401
     angle, complex, conj, conj_physical, imag, is_complex, is_conj, is_neg, polar, real,
     resolve_conj, resolve_neg, sgn, view_as_complex, view_as_complex_copy, view_as_real,

@@ -8,7 +8,7 @@ from . import OpInfo, Sample
 
 def _pair(rng):
     u = lambda *s: rng.uniform(-2.0, 2.0, size=s)  # noqa: E731
-    return [Sample((u(), u()), desc="0-d"), Sample((u(5), u(5)), desc="vector"),
+    return [Sample((u(), u()), desc="0-d"),
             Sample((u(3, 4), u(3, 4).T.copy().T), desc="matrix"),
             Sample((u(3, 1), u(1, 4)), desc="broadcast")]  # (no empty: torch's own view_as_real
     # backward refuses the strides NumPy gives an empty array)
@@ -45,5 +45,5 @@ OPS = [
     OpInfo("sum_mean_complex", lambda m, x, y: _R(m, _z(m, x, y).sum() + _z(m, x, y).mean()),
            _pair),
     OpInfo("matmul_complex", lambda m, x, y: _R(m, _z(m, x, y) @ _z(m, y, x).mT),
-           lambda rng: _pair(rng)[2:3]),
+           lambda rng: _pair(rng)[1:2]),
 ]
