@@ -160,6 +160,15 @@ from ._linalg_top import (  # noqa: E402,F401
 from .linalg import matrix_exp  # noqa: E402,F401
 from .linalg._factor import geqrf, lu_unpack, ormqr  # noqa: E402,F401
 from . import _tensor_methods_linalg  # noqa: E402,F401
+# issue 15, lane cfft
+from .dtypes import cdouble, cfloat, complex64, complex128  # noqa: E402,F401
+from . import _tensor_methods_complex  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
+from .ops.complex_ops import (  # noqa: E402,F401
+    angle, complex, conj, conj_physical, imag, is_complex, is_conj, is_neg, polar, real,
+    resolve_conj, resolve_neg, sgn, view_as_complex, view_as_complex_copy, view_as_real,
+    view_as_real_copy,
+)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

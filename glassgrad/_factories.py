@@ -55,7 +55,8 @@ def _finish(arr, requires_grad: bool) -> Tensor:
     if _grad_state.inference:  # made under inference_mode(): autograd must refuse to save it
         t._vc = INFERENCE_VERSION
     if requires_grad:
-        if not t.is_floating_point():  # NOTE: PyTorch's factory wording (capital O), not _()'s
+        # NOTE: PyTorch's factory wording (capital O), not _()'s
+        if not t.is_floating_point() and arr.dtype.kind != "c":
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients\n"
                 f"glassgrad: a {t.dtype} tensor; pass a floating dtype (dtype=glassgrad.float32)."
@@ -123,6 +124,8 @@ def _infer_array(data, dtype):
         return arr.astype(_sequence_dtype(kinds).np)
     if arr.dtype.kind == "f":
         return arr.astype(dtypes.get_default_dtype().np)
+    if arr.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return arr.astype(dtypes.default_complex_dtype().np)
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64)
     if arr.dtype.kind == "b":
@@ -215,7 +218,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
             "glassgrad.empty(size)."
         )
     arr = _infer_array(data, dtype)
-    if requires_grad and arr.dtype.kind not in "f" and arr.dtype != dtypes.bfloat16.np:
+    if requires_grad and arr.dtype.kind not in "fc" and arr.dtype != dtypes.bfloat16.np:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return _finish(arr, requires_grad)
 

@@ -92,6 +92,21 @@ class _Formatter:
         return (self.max_width - len(text)) * " " + text
 
 
+class _ComplexFormatter:
+    """torch's pair of formatters for complex data: one chosen from the real parts, one from
+    the imaginary parts; an element prints as ``real+imagj`` (the sign from the imaginary part)."""
+
+    def __init__(self, arr: np.ndarray):
+        self.real, self.imag = _Formatter(arr.real, True), _Formatter(arr.imag, True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value) -> str:
+        value = complex(value)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return self.real.format(value.real) + sign + imag
+
+
 def _summarized(arr: np.ndarray) -> np.ndarray:
     edge = PRINT_OPTS.edgeitems
     if arr.ndim == 0:
@@ -164,11 +179,13 @@ def tensor_repr(t) -> str:
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(arr.shape)}")
-        if not (d is default or d is dtypes.int64 or d is dtypes.bool):
+        if not (d is default or d is dtypes.int64 or d is dtypes.bool
+                or d is dtypes.default_complex_dtype()):
             suffixes.append(f"dtype={d!r}")
         show = arr.astype(np.float32) if d in (dtypes.bfloat16, dtypes.float16) else arr
         summarize = arr.size > PRINT_OPTS.threshold
-        fmt = _Formatter(_summarized(show) if summarize else show, d.is_floating_point)
+        shown = _summarized(show) if summarize else show
+        fmt = _ComplexFormatter(shown) if d.is_complex else _Formatter(shown, d.is_floating_point)
         body = _tensor_str(show, indent, summarize, fmt)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

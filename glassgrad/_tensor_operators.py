@@ -23,7 +23,7 @@ from .ops import fast_path
 from .ops import scalar as sc
 from .tensor import Tensor
 
-_NUMBERS = (int, float, bool, np.number, np.bool_)
+_NUMBERS = (int, float, bool, complex, np.number, np.bool_)
 
 
 def _named(fn, name: str):

@@ -11,6 +11,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import dtypes
+from .ops import complex_ops as _cx
 from .ops import primitive
 from .ops._convert import wrapped
 from .ops._names import scalar_type
@@ -48,7 +49,7 @@ def _common(input, other, name, integer_only):
     rd = dtypes.result_type(input, other)
     if is_tensor(input) != is_tensor(other):
         _no_uint64(rd, *((input, other) if is_tensor(input) else (other, input)))
-    if integer_only and (rd._kind == 2 or integer_only == "shift" and rd._kind == 0):
+    if integer_only and (rd._kind >= 2 or integer_only == "shift" and rd._kind == 0):
         raise NotImplementedError(
             f"\"{name}_cpu\" not implemented for '{scalar_type(rd)}'\nglassgrad: {name} needs "
             f"integer{' or bool' if integer_only is True else ''} tensors."
@@ -65,8 +66,11 @@ def _as(x, np_dtype):
     return arr.astype(np_dtype)
 
 
-def _elementwise(np_fn, name, integer_only=False, tensors_only=False):
+def _elementwise(np_fn, name, integer_only=False, tensors_only=False, ordered=False):
     def fn(input, other):
+        if ordered:  # complex numbers have no order (torch's NotImplementedError)
+            _cx.refuse_complex(input, f"{name}_cpu")
+            _cx.refuse_complex(other, f"{name}_cpu")
         if tensors_only and not is_tensor(other):
             raise TypeError(
                 f"{name}(): argument 'other' (position 2) must be Tensor, not "
@@ -97,10 +101,10 @@ def _elementwise(np_fn, name, integer_only=False, tensors_only=False):
 
 eq = _elementwise(np.equal, "eq")
 ne = _elementwise(np.not_equal, "ne")
-lt = _elementwise(np.less, "lt")
-le = _elementwise(np.less_equal, "le")
-gt = _elementwise(np.greater, "gt")
-ge = _elementwise(np.greater_equal, "ge")
+lt = _elementwise(np.less, "lt", ordered=True)
+le = _elementwise(np.less_equal, "le", ordered=True)
+gt = _elementwise(np.greater, "gt", ordered=True)
+ge = _elementwise(np.greater_equal, "ge", ordered=True)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 logical_and = _elementwise(np.logical_and, "logical_and", tensors_only=True)
 logical_or = _elementwise(np.logical_or, "logical_or", tensors_only=True)

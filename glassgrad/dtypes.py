@@ -17,9 +17,9 @@ class dtype:
     def __init__(self, name: str, np_dtype, kind: int):
         self.name = name
         self.np = np.dtype(np_dtype)
-        self._kind = kind  # 0 bool, 1 integer, 2 floating: PyTorch's promotion categories
+        self._kind = kind  # 0 bool, 1 integer, 2 floating, 3 complex: PyTorch's categories
         self.is_floating_point = kind == 2
-        self.is_complex = False
+        self.is_complex = kind == 3
         self.is_signed = name not in ("bool", "uint8")
         self.itemsize = self.np.itemsize
 
@@ -30,7 +30,17 @@ class dtype:
         return (_by_name, (self.name,))
 
     def to_real(self) -> dtype:
-        return self
+        """The real dtype of a complex one's parts (complex64 -> float32); itself otherwise."""
+        return _TO_REAL.get(self.name, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype with this dtype's parts (float64 -> complex128); torch raises for
+        integers and bool, and so does glassgrad."""
+        if self._kind == 3:
+            return self
+        if self._kind != 2:
+            raise RuntimeError(f"Unsupported dtype {self.name} for to_complex")
+        return complex128 if self.name == "float64" else complex64
 
 
 float32 = dtype("float32", np.float32, 2)
@@ -43,6 +53,10 @@ int16 = dtype("int16", np.int16, 1)
 int8 = dtype("int8", np.int8, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool = dtype("bool", np.bool_, 0)  # noqa: A001 - torch.bool
+# NOTE: no complex32 (chalf): NumPy has no complex of two float16s, so glassgrad leaves it out
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+_TO_REAL = {"complex64": float32, "complex128": float64}
 
 float = float32  # noqa: A001 - torch.float
 double = float64
@@ -50,14 +64,18 @@ half = float16
 long = int64
 int = int32  # noqa: A001 - torch.int
 short = int16
+cfloat = complex64
+cdouble = complex128
 
-ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool)
+ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool, complex64,
+       complex128)
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {d.np: d for d in ALL}
 _TYPE_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
     "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
     "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
 }
 
 
@@ -83,8 +101,11 @@ def from_numpy_dtype(np_dtype) -> dtype:
             ) from None
         if kind == "u":
             return int64
-        if kind == "c":
-            raise TypeError("glassgrad: complex tensors are not supported yet") from None
+        if kind == "c":  # complex256 (long double parts): torch has no such type either
+            raise TypeError(f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only "
+                            "supported types are: complex128, complex64, float64, float32, "
+                            "float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+                            ) from None
         raise
 
 
@@ -121,6 +142,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return hit
     if a is b:
         out = a
+    elif a._kind == 3 or b._kind == 3:
+        out = _complex_promote(a, b)
     elif a._kind != b._kind:
         out = a if a._kind > b._kind else b
     elif a._kind == 2:
@@ -132,6 +155,19 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         out = _FROM_NP[np.promote_types(a.np, b.np)]
     _PROMOTE_CACHE[key] = out
     return out
+
+
+def _complex_promote(a: dtype, b: dtype) -> dtype:
+    """A complex operand wins the category, and the wider float part wins the width:
+    float64 + complex64 is complex128, float16 + complex64 complex64 (torch)."""
+    parts = (a.to_real(), b.to_real())
+    wide = any(p is float64 for p in parts)
+    return complex128 if wide else complex64
+
+
+def default_complex_dtype() -> dtype:
+    """The complex dtype matching the default float (complex64 for float32, torch's rule)."""
+    return complex128 if _default.value is float64 else complex64
 
 
 def result_type(*operands) -> dtype:
@@ -163,6 +199,8 @@ def scalar_dtype(x) -> dtype:
         return int64
     if isinstance(x, builtins_float) or isinstance(x, np.floating):
         return _default.value
+    if isinstance(x, builtins_complex) or isinstance(x, np.complexfloating):
+        return default_complex_dtype()
     raise TypeError(f"glassgrad: expected a Tensor or a number, got {type(x).__name__}")
 
 
@@ -173,7 +211,10 @@ def _combine(higher, lower):
         return higher
     if higher._kind >= lower._kind:
         return higher
-    if lower._kind == 2:
+    if lower._kind == 3 and higher._kind == 2:
+        # a complex scalar/0-d tensor next to a float tensor keeps the tensor's width
+        return higher.to_complex()
+    if lower._kind >= 2:
         # a float scalar/0-d tensor next to an integer tensor gives the default float (or its own)
         return lower
     return promote_types(higher, lower)
@@ -184,3 +225,4 @@ import builtins as _builtins  # noqa: E402
 builtins_bool = _builtins.bool
 builtins_int = _builtins.int
 builtins_float = _builtins.float
+builtins_complex = _builtins.complex

@@ -181,7 +181,7 @@ class Tensor:
         return self
 
     def _set_requires_grad(self, value: bool, what: str) -> None:
-        if value and not self.is_floating_point():
+        if value and not self.is_floating_point() and self._array.dtype.kind != "c":
             raise RuntimeError(
                 f"{what} can require gradients\n"
                 f"glassgrad: this tensor is {self.dtype}; convert it first with .float()."
@@ -273,11 +273,11 @@ class Tensor:
 
     @property
     def H(self) -> Tensor:
-        return self.T
+        return self.T.conj()
 
     @property
     def mH(self) -> Tensor:
-        return self.mT
+        return self.mT.conj()
 
     @property
     def is_sparse(self) -> bool:

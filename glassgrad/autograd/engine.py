@@ -68,6 +68,11 @@ def _seeds(outputs, grad_outputs, what: str):
                 "taken without create_graph=True cannot be differentiated again."
             )
         if g is None:
+            if t._array.dtype.kind == "c":
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs but got "
+                    f"torch.{t.dtype.name}\nglassgrad: reduce the complex output to a real loss "
+                    "first (e.g. output.abs().sum() or output.real), or pass gradient=.")
             if t._array.size != 1:
                 raise RuntimeError(
                     "grad can be implicitly created only for scalar outputs\n"

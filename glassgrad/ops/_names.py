@@ -14,6 +14,8 @@ SCALAR_TYPE = {
     "int8": "Char",
     "uint8": "Byte",
     "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
 }
 C_TYPE = {
     "float32": "float",
@@ -26,6 +28,8 @@ C_TYPE = {
     "int8": "signed char",
     "uint8": "unsigned char",
     "bool": "bool",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
 }
 
 

@@ -109,7 +109,7 @@ def promote(a, b, op: str, float_only: bool = False):
     else:
         raise TypeError(f"{op}(): expected at least one Tensor, got {type(a).__name__} and "
                         f"{type(b).__name__}")
-    if float_only and not rd.is_floating_point:
+    if float_only and rd._kind < 2:
         rd = dtypes.get_default_dtype()
     np_dt = rd.np
     a = cast(a, np_dt) if ta else scalar(a, np_dt)
@@ -150,10 +150,19 @@ def write_out(prim, x, out, op: str):
 
 
 def _check_number(x, op: str) -> None:
-    if not isinstance(x, (int, float, bool, np.number, np.bool_)):
+    if not isinstance(x, (int, float, bool, complex, np.number, np.bool_)):
         raise TypeError(
             f"{op}(): unsupported operand type {type(x).__name__}; expected a Tensor or a number"
         )
+
+
+def cj(t):
+    """``t.conj()`` for a complex Tensor or array, ``t`` itself otherwise: the factor a
+    holomorphic derivative rule multiplies the incoming gradient by is conjugated (NOTE [Complex
+    gradients] in complex_ops.py), and a real dtype pays one dtype test."""
+    if getattr(t, "_array", t).dtype.kind == "c":
+        return t.conj()
+    return t
 
 
 def as_tensor_arg(x, like, op: str):

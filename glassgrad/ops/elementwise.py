@@ -14,9 +14,10 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from . import _special, primitive
+from . import complex_ops as _cx
 from ._convert import checked
 from ._util import (
-    _check_number, cast, index_snapshot, is_tensor, promote, reject_bool_sub, scalar, write_out,
+    _check_number, cast, cj, index_snapshot, is_tensor, promote, reject_bool_sub, scalar, write_out,
 )
 from .elementwise_backward import (
     SelectGrad,
@@ -56,10 +57,14 @@ class ToCopy(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dtype, src):
+        if x.dtype.kind == "c" and dtype.kind != "c":  # NOTE [Complex gradients] in complex_ops
+            return x.real.astype(dtype)
         return x.astype(dtype)
 
     @staticmethod
     def backward(grad, *, dtype, src):
+        if dtype.kind == "c" and src.kind != "c":  # a real input takes the real part
+            grad = _cx.real(grad)
         return (to_dtype(grad, dtypes._FROM_NP[src]),)
 
 
@@ -67,6 +72,8 @@ def to_dtype(x, dtype):
     """``x.to(dtype)``: a copy in another dtype, differentiable between floating dtypes."""
     if x._array.dtype == dtype.np:
         return x
+    if x._array.dtype.kind == "c" and not dtype.is_complex:
+        _cx.warn_discard(x, dtype)
     if x._requires_grad and not (dtype.is_floating_point or dtype.is_complex):
         # NOTE: an integer or bool copy is not differentiable, so it does not require grad (as
         # in PyTorch); copy_ and setitem into such tensors convert here and record nothing
@@ -109,8 +116,8 @@ class Mul(Primitive):
 
     @staticmethod
     def backward(grad, x, y, needs_input_grad):
-        return (grad * y if needs_input_grad[0] else None,
-                grad * x if needs_input_grad[1] else None)
+        return (grad * cj(y) if needs_input_grad[0] else None,
+                grad * cj(x) if needs_input_grad[1] else None)
 
     backward_np = backward
 
@@ -127,8 +134,8 @@ class Div(Primitive):
 
     @staticmethod
     def backward(grad, x, y, needs_input_grad):
-        grad_x = grad / y
-        return grad_x, (-grad_x * x / y if needs_input_grad[1] else None)
+        grad_x = grad / cj(y)
+        return grad_x, (-grad_x * cj(x / y) if needs_input_grad[1] else None)
 
     backward_np = backward
 
@@ -164,12 +171,12 @@ def _unary(name, fwd, bwd, saves=("x",), node_name=None, bwd_np=None, ufunc=None
 
 # derivative rules read like a table: d/dx f(x), from the saved input x or result r
 # (a rule written with plain arithmetic serves arrays too: NumPy's scalar rules are PyTorch's here)
-_exp_rule = lambda g, r: (g * r,)
-_log_rule = lambda g, x: (g / x,)
-_log1p_rule = lambda g, x: (g / (x + 1),)
-_expm1_rule = lambda g, r: (g * (r + 1),)
-_sqrt_rule = lambda g, r: (g / (2 * r),)
-_reciprocal_rule = lambda g, r: (-g * r * r,)
+_exp_rule = lambda g, r: (g * cj(r),)
+_log_rule = lambda g, x: (g / cj(x),)
+_log1p_rule = lambda g, x: (g / cj(x + 1),)
+_expm1_rule = lambda g, r: (g * cj(r + 1),)
+_sqrt_rule = lambda g, r: (g / cj(2 * r),)
+_reciprocal_rule = lambda g, r: (-g * cj(r * r),)
 # NOTE: no errstate (~1 us a call, more than a small exp; NOTE [Fast path]): overflow still warns
 Exp = _unary("Exp", lambda xp, x: xp.exp(x), _exp_rule, ("result",), bwd_np=_exp_rule, ufunc=np.exp)
 Log = _unary("Log", _quiet(lambda xp, x: xp.log(x)), _log_rule, bwd_np=_log_rule)
@@ -183,18 +190,18 @@ Log10 = _unary("Log10", _quiet(lambda xp, x: xp.log10(x)),
 Sqrt = _unary("Sqrt", _quiet(lambda xp, x: xp.sqrt(x)), _sqrt_rule, ("result",), bwd_np=_sqrt_rule)
 Rsqrt = _unary("Rsqrt", _quiet(lambda xp, x: 1 / xp.sqrt(x)), lambda g, r: (g * -0.5 * r**3,),
                ("result",))
-Sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, x: (g * cos(x),),
-             bwd_np=lambda g, x: (g * np.cos(x),), ufunc=np.sin)
-Cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, x: (-g * sin(x),),
-             bwd_np=lambda g, x: (-g * np.sin(x),), ufunc=np.cos)
-Tan = _unary("Tan", lambda xp, x: xp.tan(x), lambda g, r: (g * (1 + r * r),), ("result",))
+Sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda g, x: (g * cj(cos(x)),),
+             bwd_np=lambda g, x: (g * cj(np.cos(x)),), ufunc=np.sin)
+Cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda g, x: (-g * cj(sin(x)),),
+             bwd_np=lambda g, x: (-g * cj(np.sin(x)),), ufunc=np.cos)
+Tan = _unary("Tan", lambda xp, x: xp.tan(x), lambda g, r: (g * cj(1 + r * r),), ("result",))
 Asin = _unary("Asin", _quiet(lambda xp, x: xp.arcsin(x)), lambda g, x: (g * rsqrt(1 - x * x),))
 Acos = _unary("Acos", _quiet(lambda xp, x: xp.arccos(x)), lambda g, x: (-g * rsqrt(1 - x * x),))
 Atan = _unary("Atan", lambda xp, x: xp.arctan(x), lambda g, x: (g / (1 + x * x),))
-Sinh = _unary("Sinh", _quiet(lambda xp, x: xp.sinh(x)), lambda g, x: (g * cosh(x),))
-Cosh = _unary("Cosh", _quiet(lambda xp, x: xp.cosh(x)), lambda g, x: (g * sinh(x),))
+Sinh = _unary("Sinh", _quiet(lambda xp, x: xp.sinh(x)), lambda g, x: (g * cj(cosh(x)),))
+Cosh = _unary("Cosh", _quiet(lambda xp, x: xp.cosh(x)), lambda g, x: (g * cj(sinh(x)),))
 Tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda g, r: (TanhBackward.apply_binary(g, r),),
-              ("result",), bwd_np=lambda g, r: (g * (1 - r * r),), ufunc=np.tanh)
+              ("result",), bwd_np=lambda g, r: (g * cj(1 - r * r),), ufunc=np.tanh)
 Sigmoid = _unary(
     "Sigmoid",
     lambda xp, x: _sigmoid(xp, x),
@@ -209,7 +216,7 @@ Erf = _unary("Erf", lambda xp, x: _special.erf(x),  # NOTE [Cody's erf] in _spec
              lambda g, x: (g * (2 / math.sqrt(math.pi)) * exp(-x * x),))
 Reciprocal = _unary("Reciprocal", _quiet(lambda xp, x: 1 / x), _reciprocal_rule, ("result",),
                     bwd_np=_reciprocal_rule)
-Abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda g, x: (g * sign(x),))
+Abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda g, x: (g * _cx.sgn(x),))
 Frac = _unary("Frac", lambda xp, x: x - xp.trunc(x), lambda g: (g,), ())
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
+from ._util import cj
 from .primitive import Primitive
 from .scalar import constant
 
@@ -24,12 +25,12 @@ class TanhBackward(Primitive):
 
     @staticmethod
     def forward(xp, grad, y):
-        return grad * (1 - y * y)  # (a Python int keeps every float dtype, bfloat16 too)
+        return grad * cj(1 - y * y)  # (a Python int keeps every float dtype, bfloat16 too)
 
     @staticmethod
     def backward(grad_grad, grad, y, needs_input_grad):
-        return (TanhBackward.apply(grad_grad, y) if needs_input_grad[0] else None,
-                grad_grad * grad * y * -2 if needs_input_grad[1] else None)
+        return (TanhBackward.apply(grad_grad, cj(y)) if needs_input_grad[0] else None,
+                cj(grad_grad * grad.conj() * y * -2) if needs_input_grad[1] else None)
 
 
 class SigmoidBackward(Primitive):

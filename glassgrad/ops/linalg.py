@@ -15,7 +15,7 @@ from ..amp.autocast import autocast_arg, autocast_args, autocast_excluded
 from ..amp.autocast import state as _autocast
 from . import primitive
 from ._names import c_type, scalar_type
-from ._util import half, is_tensor, promote, wrap_dim
+from ._util import cj, half, is_tensor, promote, wrap_dim
 from .einsum_parse import contraction_path, parse_equation
 from .elementwise_backward import SelectGrad
 from .primitive import Primitive
@@ -39,13 +39,14 @@ class MatMul(Primitive):
 
     @staticmethod
     def backward(grad, x, y, needs_input_grad):
-        if grad._array.ndim == 2 and type(grad._array) is np.ndarray:  # (so x and y are 2-D)
+        # (2-D real: so x and y are 2-D; complex takes the conjugates below)
+        if grad._array.ndim == 2 and type(grad._array) is np.ndarray and grad.dtype._kind < 3:
             from .fused import MatMulNT, MatMulTN  # one op each, no transpose op (ops/fused.py)
 
             return (MatMulNT.apply(grad, y) if needs_input_grad[0] else None,
                     MatMulTN.apply(x, grad) if needs_input_grad[1] else None)
-        grad_x = matmul(grad, y.mT) if needs_input_grad[0] else None
-        grad_y = matmul(x.mT, grad) if needs_input_grad[1] else None
+        grad_x = matmul(grad, y.mH) if needs_input_grad[0] else None
+        grad_y = matmul(x.mH, grad) if needs_input_grad[1] else None
         return grad_x, grad_y
 
     @staticmethod
@@ -54,8 +55,8 @@ class MatMul(Primitive):
         if not _fused._plain(grad, x, y):
             return _fused._tensor_rule(MatMul, grad, (x, y), {"needs_input_grad": needs_input_grad})
         gemm = MatMul.forward  # (2-D: MatMulNT's and MatMulTN's forwards, as ``backward``)
-        return (gemm(np, grad, np.swapaxes(y, -1, -2)) if needs_input_grad[0] else None,
-                gemm(np, np.swapaxes(x, -1, -2), grad) if needs_input_grad[1] else None)
+        return (gemm(np, grad, np.swapaxes(cj(y), -1, -2)) if needs_input_grad[0] else None,
+                gemm(np, np.swapaxes(cj(x), -1, -2), grad) if needs_input_grad[1] else None)
 
 
 class Bmm(MatMul):  # torch.bmm's node name (NOTE [Node names] in ops/shape.py)
@@ -78,8 +79,8 @@ class Mv(Primitive):
 
     @staticmethod
     def backward(grad, x, y, needs_input_grad):
-        grad_x = grad.unsqueeze(1) * y if needs_input_grad[0] else None
-        grad_y = Mv.apply(x.t(), grad) if needs_input_grad[1] else None
+        grad_x = grad.unsqueeze(1) * cj(y) if needs_input_grad[0] else None
+        grad_y = Mv.apply(cj(x).t(), grad) if needs_input_grad[1] else None
         return grad_x, grad_y
 
 
@@ -88,8 +89,8 @@ class Dot(Mv):
 
     @staticmethod
     def backward(grad, x, y, needs_input_grad):
-        return (grad * y if needs_input_grad[0] else None,
-                grad * x if needs_input_grad[1] else None)
+        return (grad * cj(y) if needs_input_grad[0] else None,
+                grad * cj(x) if needs_input_grad[1] else None)
 
 
 def _explain(op, a, b) -> str:

@@ -20,6 +20,7 @@ from ._forward_errors import broadcast_shapes
 from ._util import cast, is_tensor, promote
 from . import elementwise as _ew  # where/log for the backward rules (bound at call time)
 from .elementwise_backward import PowScalarBackward
+from ._util import cj
 from .piecewise import _fp_quiet, zero_grad
 from .primitive import Primitive
 
@@ -46,6 +47,8 @@ class PowScalar(Primitive):
     def backward(grad, x, *, exponent):
         if exponent == 0:
             return (zero_grad(grad),)  # PyTorch's zeros_like: 0 even for an inf/NaN grad
+        if x._array.dtype.kind == "c":  # NOTE [Complex gradients] in complex_ops.py
+            return (grad * cj(x ** (exponent - 1) * exponent),)
         return (PowScalarBackward.apply(grad, x, exponent=exponent),)
 
     @staticmethod
@@ -60,7 +63,9 @@ class PowScalar(Primitive):
         if exponent == 0:
             return (np.zeros_like(grad)[()],)
         if exponent == 2:  # x ** 1 is x
-            return (grad * 2 * x,)
+            return (grad * 2 * cj(x),)
+        if x.dtype.kind == "c":
+            return (grad * cj(np.asarray(x) ** (exponent - 1) * exponent),)
         # NOTE: a 0-d x arrives as a NumPy scalar; power must run on the array, as forward did
         return (PowScalarBackward.forward(np, grad, np.asarray(x), exponent=exponent),)
 
@@ -80,13 +85,13 @@ class Pow(Primitive):
         grad_x = grad_y = None
         if needs_input_grad[0]:
             # NOTE: y * x**(y-1), not y*result/x, which is nan at x == 0
-            grad_x = _ew.where((y == 0), 0.0, grad * y * x ** (y - 1))
+            grad_x = _ew.where((y == 0), 0.0, grad * cj(y * x ** (y - 1)))
         if needs_input_grad[1]:
             # NOTE: log(x) itself, as PyTorch (its 0 * -inf at 0 ** y is masked here, but a double
             # backward's d/dx through it is nan there, as PyTorch's): computed without the warning;
             # grad times the masked factor, as PyTorch (an inf grad at 0 ** y gives nan there)
             with _fp_quiet():
-                grad_y = grad * _ew.where((x == 0) & (y >= 0), 0.0, result * _ew.log(x))
+                grad_y = grad * cj(_ew.where((x == 0) & (y.real >= 0), 0.0, result * _ew.log(x)))
         return grad_x, grad_y
 
 

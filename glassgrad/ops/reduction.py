@@ -290,7 +290,7 @@ def _float_or_default(x, dtype):
 
 
 def _require_float(x, op):
-    if not x.is_floating_point():
+    if not x.is_floating_point() and x._array.dtype.kind != "c":
         raise RuntimeError(
             f"{op}(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {scalar_type(x.dtype)}\n"
