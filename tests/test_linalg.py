@@ -175,3 +175,69 @@ def test_cholesky_warns_once_like_torch():
         glassgrad.cholesky(_t(glassgrad, np.eye(2)))
         glassgrad.cholesky(_t(glassgrad, np.eye(2)))
     assert len(caught) == 1 and "torch.cholesky is deprecated" in str(caught[0].message)
+
+
+def _wide(m):
+    return _r(m, 2, 3).requires_grad_()
+
+
+def _backward_error(m, fn):
+    x = _t(m, [[1.0, 2.0], [-3.0, 1.0], [0.5, 0.0], [0.0, 2.0]], requires_grad=True)
+    out = fn(m, x)
+    m.autograd.grad(out.sum(), x)
+
+
+BACKWARD_CASES = [
+    ("qr mode r", lambda m, x: m.linalg.qr(x, mode="r").R),
+    ("qr complete tall", lambda m, x: m.linalg.qr(x, mode="complete").Q),
+    ("eig phase-dependent loss", lambda m, x: m.linalg.eig(x[:2])[1].real),
+]
+
+CASES2 = [
+    ("lu_factor singular", lambda m, L: L.lu_factor(m.zeros(2, 2, dtype=m.float64))),
+    ("lu int", lambda m, L: L.lu(_long(m))),
+    ("lstsq driver", lambda m, L: L.lstsq(_r(m, 3, 2), _r(m, 3, 1), driver="x")),
+    ("lstsq rows", lambda m, L: L.lstsq(_r(m, 3, 3), _r(m, 4, 2))),
+    ("multi_dot one", lambda m, L: L.multi_dot([_r(m, 3, 3)])),
+    ("multi_dot 3-D", lambda m, L: L.multi_dot([_r(m, 3, 3), _r(m, 3, 3, 3)])),
+    ("multi_dot dtypes", lambda m, L: L.multi_dot([_r(m, 3, 3), _r(m, 3, 3, dtype=m.float32)])),
+    ("householder wide", lambda m, L: L.householder_product(_r(m, 2, 3), _r(m, 1))),
+    ("householder tau", lambda m, L: L.householder_product(_r(m, 3, 2), _r(m, 3))),
+    ("tensorinv ind", lambda m, L: L.tensorinv(_r(m, 4, 6, 8, 3), ind=0)),
+    ("tensorsolve shapes", lambda m, L: L.tensorsolve(_r(m, 2, 3, 6), _r(m, 3, 3))),
+    ("vander N", lambda m, L: L.vander(_r(m, 3), N=1)),
+    ("qr mode", lambda m, L: L.qr(_r(m, 3, 3), mode="x")),
+    ("matrix_exp non-square", lambda m, L: L.matrix_exp(_r(m, 2, 3))),
+    ("matrix_power non-square", lambda m, L: L.matrix_power(_r(m, 2, 3), 2)),
+    ("pinv int", lambda m, L: L.pinv(_long(m))),
+    ("lu_unpack pivots dtype", lambda m, L: m.lu_unpack(_r(m, 3, 3), m.ones(3, dtype=m.int64))),
+    ("top vander 2-D", lambda m, L: m.vander(_r(m, 2, 2))),
+]
+
+
+@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in CASES2])
+def test_more_errors_match_torch(fn):
+    test_error_matches_torch(fn)
+
+
+@pytest.mark.parametrize("fn", [pytest.param(f, id=i) for i, f in BACKWARD_CASES])
+def test_backward_errors_match_torch(fn):
+    test_error_matches_torch(lambda m, L: _backward_error(m, fn))
+
+
+def test_complex_input_where_unsupported_is_refused():
+    z = glassgrad.complex(_r(glassgrad, 3, 3), _r(glassgrad, 3, 3))
+    with pytest.raises(RuntimeError, match="glassgrad: linalg.cholesky supports float32"):
+        glassgrad.linalg.cholesky(z)
+
+
+def test_common_notes_keys_match_torch():
+    assert set(glassgrad.linalg.common_notes) == set(torch.linalg.common_notes)
+
+
+def test_lu_pivots_and_lu_solve_match_torch():
+    a = np.random.default_rng(3).standard_normal((2, 4, 4))
+    t_lu, t_piv = torch.linalg.lu_factor(torch.tensor(a))
+    g_lu, g_piv = glassgrad.linalg.lu_factor(glassgrad.tensor(a))
+    assert g_piv.dtype == glassgrad.int32 and g_piv.tolist() == t_piv.tolist()
+    assert_close(g_lu, t_lu)

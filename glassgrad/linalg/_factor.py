@@ -77,7 +77,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     """``(P, L, U)`` from ``lu_factor``'s packed ``LU`` and 1-based ``pivots``
     (``torch.lu_unpack``); differentiable in ``LU_data``. Skipped parts are empty tensors."""
     if LU_pivots._array.dtype != np.int32:
-        raise RuntimeError("lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
                            "torch.int32 dtype.\nNote: this function is intended to be used with "
                            "the output produced by torch.linalg.lu_factor")
     m, n = LU_data._array.shape[-2:]

@@ -195,9 +195,10 @@ def tensorsolve(A, B, dims=None, *, out=None):
     shape = tuple(A._array.shape)
     nb = B._array.ndim
     rows, cols = int(np.prod(shape[:nb])), int(np.prod(shape[nb:]))
-    if rows != cols:
+    if cols != B._array.size or rows != cols:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:"
-                           f"]) == prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+                           f"]) == prod(self.shape[:other.ndim]), but got {cols} != "
+                           f"{B._array.size if cols != B._array.size else rows}")
     res = solve(A.reshape(rows, cols), B.reshape(rows)).reshape(shape[nb:])
     return write_out(res, out, "linalg_tensorsolve")
 

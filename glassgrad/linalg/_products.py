@@ -20,9 +20,12 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    """``sum(x * y, dim)``, broadcasting (``torch.linalg.vecdot``); same dtypes required."""
+    """``sum(conj(x) * y, dim)``, broadcasting (``torch.linalg.vecdot``); same dtypes
+    required."""
+    from ..ops._util import cj
+
     check_same_dtype("linalg.vecdot", x, y, ("x", "y"))
-    return write_out((x * y).sum(dim), out, "linalg_vecdot")
+    return write_out((cj(x) * y).sum(dim), out, "linalg_vecdot")
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

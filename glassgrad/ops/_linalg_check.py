@@ -34,8 +34,18 @@ def _shape(t) -> str:
     return f"a {list(t.shape)} {t.dtype} tensor"
 
 
+# ops whose backward follows the complex convention (NOTE [Complex gradients] in complex_ops.py)
+COMPLEX_OK = frozenset({"linalg.inv", "linalg.inv_ex", "linalg.solve", "linalg.solve_ex",
+                        "linalg.eig", "linalg.eigvals"})
+
+
 def check_float(op: str, a, name: str = "input"):
-    """PyTorch's error for an integer/bool input to a floating-point linear-algebra op."""
+    """PyTorch's error for an integer/bool input to a floating-point linear-algebra op; complex
+    input only where the op's gradient is the complex one (``COMPLEX_OK``)."""
+    if a._array.dtype.kind == "c" and op not in COMPLEX_OK:
+        raise RuntimeError(
+            f"glassgrad: {op} supports float32 and float64 inputs; complex inputs are supported "
+            f"by {', '.join(sorted(COMPLEX_OK))} (got {_shape(a)}).")
     if a._array.dtype.kind not in "fc":
         raise RuntimeError(
             f"{op}: Expected a floating point or complex tensor as {name}. Got "

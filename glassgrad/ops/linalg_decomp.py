@@ -64,6 +64,7 @@ def _check_spectral(op, A, kernel):
         from ._names import scalar_type
 
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type(A.dtype)}\'')
+    check_float(op, A)
 
 
 def eigh(A, UPLO="L", *, out=None):
@@ -163,3 +164,65 @@ def svdvals(A, *, driver=None, out=None):
     check_matrix("linalg.svdvals", A, square=False)
     check_float("linalg.svdvals", A)
     return write_out(Svd.apply(A, full_matrices=False)[1], out, "linalg_svdvals")
+
+
+_GAUGE = ("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+          "multiplication by e^{i phi}. The specified loss function depends on this quantity, so "
+          "it is ill-defined.")
+
+
+class Eig(Primitive):
+    """``(L, V)``: complex eigenvalues and unit-norm eigenvectors (LAPACK geev) of a general
+    square matrix; the gradient is ``V^-H (diag(gL) + P(V^H gV) / conj(E)) V^H`` with ``P`` the
+    projection that removes the (gauge) real part of each column's component, and a loss that
+    depends on the eigenvectors' phases is refused as in PyTorch."""
+
+    node_name = "LinalgEigBackward0"
+    multi_output = True
+    saves = ("x", "result", "result1")
+
+    @staticmethod
+    def forward(xp, x):
+        ct = np.result_type(x.dtype, np.complex64)
+        values, vectors = xp.linalg.eig(x)
+        return values.astype(ct, copy=False), vectors.astype(ct, copy=False)
+
+    @staticmethod
+    def backward(grads, x, values, vectors):
+        from .linalg_solve import Solve
+
+        grad_values, grad_vectors = grads
+        vh = vectors.mH
+        if grad_vectors is None:
+            inner = grad_values.diag_embed()
+        else:
+            vhgv = vh @ grad_vectors
+            diag = np.diagonal(vhgv._array, 0, -2, -1)
+            if not np.allclose(diag.imag, 0, rtol=1e-2, atol=1e-2):
+                raise RuntimeError(_GAUGE)
+            vhgv = vhgv - vh @ (vectors * vhgv.diagonal(0, -2, -1).real.unsqueeze(-2))
+            inner = vhgv / _gaps(values.conj())
+            eye = primitive._make(np.eye(values._array.shape[-1], dtype=bool))
+            from .elementwise import where
+
+            fill = grad_values.diag_embed() if grad_values is not None else inner * 0
+            inner = where(eye, fill, inner)
+        grad_x = Solve.apply(vh, inner @ vh)
+        return (grad_x.real if x._array.dtype.kind != "c" else grad_x,)
+
+
+EigResult = result_type("linalg_eig", "eigenvalues eigenvectors")
+
+
+def eig(A, *, out=None):
+    """Eigen-decomposition of square ``A (..., n, n)`` -> complex ``(eigenvalues (..., n),
+    eigenvectors (..., n, n))`` (``torch.linalg.eig``; float32 -> complex64, float64 ->
+    complex128); eigenvectors have unit norm and are unique up to a phase."""
+    check_matrix("linalg.eig", A)
+    return write_out(EigResult(*Eig.apply(A)), out, "linalg_eig")
+
+
+def eigvals(A, *, out=None):
+    """The complex eigenvalues of square ``A`` (``torch.linalg.eigvals``)."""
+    check_matrix("linalg.eigvals", A)
+    return write_out(Eig.apply(A)[0], out, "linalg_eigvals")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
-from ._linalg_check import check_matrix, result_type, write_out
+from ._linalg_check import check_float, check_matrix, result_type, write_out
 from .linalg_solve import solve_triangular
 from .primitive import Primitive
 
@@ -185,6 +185,7 @@ def _check_lu(op, A, pivot):
         from ._names import scalar_type
 
         raise NotImplementedError(f'"lu_cpu" not implemented for \'{scalar_type(A.dtype)}\'')
+    check_float(op, A)
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU")
 
@@ -269,6 +270,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         raise RuntimeError(
             f"linalg.pinv({scalar_type(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 "
             "or more dimensions of float, double, cfloat or cdouble types")
+    check_float("linalg.pinv", A)
     a_tol, r_tol = _tol(atol), _tol(rtol)
     if r_tol is None:
         eps = np.finfo(A._array.dtype).eps

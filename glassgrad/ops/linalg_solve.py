@@ -157,7 +157,7 @@ class Inv(Primitive):
 
     @staticmethod
     def backward(grad, result, *, check_errors):
-        return (-(result.mT @ grad @ result.mT),)
+        return (-(result.mH @ grad @ result.mH),)
 
 
 def _inv_where_possible(a, info):
@@ -238,8 +238,8 @@ class Solve(Primitive):
 
     @staticmethod
     def backward(grad, x, result, needs_input_grad):
-        grad_y = Solve.apply(x.mT, grad)
-        grad_x = -(grad_y @ result.mT) if needs_input_grad[0] else None
+        grad_y = Solve.apply(x.mH, grad)
+        grad_x = -(grad_y @ result.mH) if needs_input_grad[0] else None
         return grad_x, grad_y
 
 

@@ -87,3 +87,22 @@ OPS = [
     OpInfo("Tensor.det", lambda m, a: _wc(m, a).det() + _wc(m, a).logdet()
            + _wc(m, a).slogdet()[1] + _wc(m, a).inverse().sum(), _squares((3, 3))),
 ]
+
+
+def _parts(z):
+    return z.real, z.imag
+
+
+def _complex(m, a, b):
+    return m.complex(a, b) + 3 * m.eye(a.shape[-1], dtype=a.dtype)
+
+
+OPS += [
+    OpInfo("linalg.inv_complex", lambda m, a, b: _parts(m.linalg.inv(_complex(m, a, b))),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+    OpInfo("linalg.solve_complex",
+           lambda m, a, b, c: _parts(m.linalg.solve(_complex(m, a, b), m.complex(c, c * 2))),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3), arr(rng, 3, 2)), desc="complex")]),
+    OpInfo("linalg.eig_complex", lambda m, a, b: m.linalg.eigvals(_complex(m, a, b)).abs(),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex input")]),
+]
