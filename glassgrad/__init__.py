@@ -152,12 +152,13 @@ from ._legacy import set_default_tensor_type  # noqa: E402,F401
 # issue 15, lane linalg
 from . import linalg  # noqa: E402,F401
 from ._linalg_top import (  # noqa: E402,F401
-    addbmm, addmv, addr, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, det, dist, eig,
+    addbmm, addmv, addmv_, addr, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, det, dist, eig,
     frobenius_norm, inverse, logdet, lstsq, lu, lu_solve, matrix_power, matrix_rank,
     norm_except_dim, nuclear_norm, orgqr, pinverse, qr, slogdet, solve, svd, symeig,
     triangular_solve, vander,
 )
 from .linalg import matrix_exp  # noqa: E402,F401
+from ._linalg_lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from .linalg._factor import geqrf, lu_unpack, ormqr  # noqa: E402,F401
 from . import _tensor_methods_linalg  # noqa: E402,F401
 # issue 15, lane cfft

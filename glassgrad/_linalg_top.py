@@ -262,3 +262,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
     product = bmm(batch1, batch2).sum(0)
     return write_out(_scaled_sum("addbmm", input, product, beta, alpha), out, "addbmm")
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    """``torch.addmv_``: ``input.addmv_(mat, vec)``, in place."""
+    return input.addmv_(mat, vec, beta=beta, alpha=alpha)

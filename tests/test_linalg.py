@@ -212,6 +212,8 @@ CASES2 = [
     ("pinv int", lambda m, L: L.pinv(_long(m))),
     ("lu_unpack pivots dtype", lambda m, L: m.lu_unpack(_r(m, 3, 3), m.ones(3, dtype=m.int64))),
     ("top vander 2-D", lambda m, L: m.vander(_r(m, 2, 2))),
+    ("pca_lowrank q", lambda m, L: m.pca_lowrank(_r(m, 3, 4), q=9)),
+    ("pca_lowrank niter", lambda m, L: m.pca_lowrank(_r(m, 3, 4), niter=-1)),
 ]
 
 
@@ -241,3 +243,13 @@ def test_lu_pivots_and_lu_solve_match_torch():
     g_lu, g_piv = glassgrad.linalg.lu_factor(glassgrad.tensor(a))
     assert g_piv.dtype == glassgrad.int32 and g_piv.tolist() == t_piv.tolist()
     assert_close(g_lu, t_lu)
+
+
+def test_top_level_addmv_in_place():
+    results = []
+    for m in (torch, glassgrad):
+        x = _r(m, 2)
+        res = m.addmv_(x, _r(m, 2, 3), _r(m, 3), beta=0.5, alpha=2.0)
+        assert res is x
+        results.append(x)
+    assert_close(results[1], results[0])

@@ -165,3 +165,22 @@ OPS = [
     OpInfo("Tensor.linalg_inplace", _inplace, _args((2,), (2, 3), (3,), (3, 2))),
     OpInfo("vdot", lambda m, a, b: m.vdot(a, b) + a.vdot(b), _args((3,), (3,))),
 ]
+
+
+def _lowrank(fn):
+    def run(m, a, **kw):
+        m.manual_seed(0)  # the random range finder draws torch's stream
+        u, s, v = fn(m)(a, **kw)
+        return s, (u * s.unsqueeze(-2)) @ v.mT
+
+    return run
+
+
+OPS += [
+    OpInfo("svd_lowrank", _lowrank(lambda m: m.svd_lowrank), _join(
+        _mats((5, 4), q=3), _mats((3, 5), q=2, niter=1))),
+    OpInfo("svd_lowrank_M", lambda m, a, c: _lowrank(lambda m: m.svd_lowrank)(m, a, q=2, M=c),
+           _args((4, 3), (1, 3))),
+    OpInfo("pca_lowrank", _lowrank(lambda m: m.pca_lowrank), _join(
+        _mats((5, 3)), _mats((4, 5), q=2, center=False))),
+]

@@ -1,0 +1,59 @@
+"""Randomised low-rank SVD and PCA (``torch.svd_lowrank``, ``torch.pca_lowrank``): Halko,
+Martinsson and Tropp's range finder (their Algorithm 4.4, subspace iteration) followed by a small
+exact SVD; composites of ``randn``, ``linalg.qr`` and ``linalg.svd``, so differentiable. The
+random matrix is drawn as PyTorch draws it (``randn(n, q)``), so a shared seed gives PyTorch's
+numbers."""
+
+from __future__ import annotations
+
+from . import linalg as _la
+from ._factories import randn
+
+
+def _basis(A, q, niter, M):
+    """An orthonormal ``(..., m, q)`` basis approximating the range of ``A - M``."""
+    r = randn(A._array.shape[-1], q, dtype=A.dtype)
+    x = A @ r if M is None else A @ r - M @ r
+    basis = _la.qr(x).Q
+    for _ in range(niter):
+        x = A.mT @ basis if M is None else A.mT @ basis - M.mT @ basis
+        basis = _la.qr(x).Q
+        x = A @ basis if M is None else A @ basis - M @ basis
+        basis = _la.qr(x).Q
+    return basis
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """``(U, S, V)``, an approximate rank-``q`` SVD ``A - M ~ U diag(S) V^T`` of ``A (..., m,
+    n)`` from ``niter`` subspace iterations (``torch.svd_lowrank``)."""
+    q = 6 if q is None else q
+    niter = 2 if niter is None else niter
+    if not A.is_floating_point():
+        A = A.float()
+    m, n = A._array.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.shape)
+    if m < n:
+        A = A.mT
+        M = None if M is None else M.mT
+    basis = _basis(A, q, niter, M)
+    b = basis.mT @ A if M is None else basis.mT @ A - basis.mT @ M
+    u, s, vh = _la.svd(b, full_matrices=False)
+    u, v = basis @ u, vh.mT
+    return (v, s, u) if m < n else (u, s, v)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """``(U, S, V)`` of the (centred, when ``center``) data ``A (..., m, n)``: principal
+    directions ``V``, singular values ``S`` (``torch.pca_lowrank``); ``q`` defaults to
+    ``min(6, m, n)``."""
+    m, n = A._array.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    if not (isinstance(q, int) and 0 <= q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)="
+                         f"{min(m, n)}")
+    if not (isinstance(niter, int) and niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return svd_lowrank(A, q, niter=niter)
+    return svd_lowrank(A, q, niter=niter, M=A.mean(dim=-2, keepdim=True))
