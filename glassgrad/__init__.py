@@ -149,6 +149,12 @@ from ._factories import poisson  # noqa: E402,F401
 # issue 14, review (lane newuser): names old programs probe
 from . import version  # noqa: E402,F401 - torch.version.cuda is None on a CPU-only build
 from ._legacy import set_default_tensor_type  # noqa: E402,F401
+# issue 15, lane special
+from . import special  # noqa: E402,F401 - torch.special
+from . import _tensor_methods_special  # noqa: E402,F401
+from .ops.bessel_ops import i0  # noqa: E402,F401
+from .ops.gamma_ops import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # noqa: E402,F401
+from .ops.special_misc import exp2, sinc  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())
