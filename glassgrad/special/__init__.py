@@ -21,6 +21,14 @@ from ..ops.special_misc import entr, exp2, sinc, xlog1py  # noqa: F401
 from ..ops.special_ops import erfc, erfinv, logit, xlogy  # noqa: F401
 from ..tensor import Tensor  # noqa: F401
 from ._docs import common_args, multi_dim_common  # noqa: F401
+from ._nondiff import (  # noqa: F401
+    airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t,
+    chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w, hermite_polynomial_h,
+    hermite_polynomial_he, laguerre_polynomial_l, legendre_polynomial_p, modified_bessel_i0,
+    modified_bessel_i1, modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1, shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w, spherical_bessel_j0,
+)
 from ._reductions import log_softmax, logsumexp, softmax  # noqa: F401
 
 def multigammaln(input, p, *, out=None):

@@ -26,6 +26,11 @@ def _u(lo, hi):
     return make
 
 
+def _one(lo, hi, shape=(4,)):
+    """One sample: for aliases and method forms, whose shapes the main entry covers."""
+    return lambda rng: [Sample((rng.uniform(lo, hi, size=shape),), desc="one")]
+
+
 def _pair(dom1, dom2, int_pair=True):
     """Two inputs on their domains, broadcast both ways, 0-d against a matrix, and ints."""
 
@@ -58,22 +63,18 @@ def _with_number(rng):
 
 OPS = [
     OpInfo("lgamma", lambda m, x: m.lgamma(x), _u(-3.7, 4.0)),
-    OpInfo("lgamma_method", lambda m, x: x.lgamma(), _u(0.3, 4.0), gradcheck_samples=1),
-    OpInfo("special_gammaln", lambda m, x: m.special.gammaln(x), _u(0.3, 4.0),
-           gradcheck_samples=1),
+    OpInfo("lgamma_method", lambda m, x: x.lgamma(), _one(0.3, 4.0)),
+    OpInfo("special_gammaln", lambda m, x: m.special.gammaln(x), _one(0.3, 4.0)),
     OpInfo("digamma", lambda m, x: m.digamma(x), _u(-2.7, 4.0), atol=1e-5),
-    OpInfo("special_psi", lambda m, x: m.special.psi(x) + m.special.digamma(x), _u(0.3, 4.0),
-           gradcheck_samples=1),
+    OpInfo("special_psi", lambda m, x: m.special.psi(x) + m.special.digamma(x), _one(0.3, 4.0)),
     OpInfo("polygamma_1", lambda m, x: m.polygamma(1, x), _u(0.3, 4.0), atol=1e-5),
     OpInfo("polygamma_3", lambda m, x: m.special.polygamma(3, x), _u(0.5, 4.0), atol=1e-4,
            rtol=1e-4),
-    OpInfo("polygamma_method", lambda m, x: x.polygamma(2), _u(0.5, 4.0), atol=1e-4,
-           gradcheck_samples=1),
-    OpInfo("polygamma_0", lambda m, x: m.polygamma(0, x), _u(0.5, 4.0), gradcheck_samples=1),
+    OpInfo("polygamma_method", lambda m, x: x.polygamma(2), _one(0.5, 4.0), atol=1e-4),
+    OpInfo("polygamma_0", lambda m, x: m.polygamma(0, x), _one(0.5, 4.0)),
     OpInfo("mvlgamma", lambda m, x: m.mvlgamma(x, 3), _u(1.2, 4.0)),
-    OpInfo("multigammaln", lambda m, x: m.special.multigammaln(x, 2), _u(0.8, 4.0),
-           gradcheck_samples=1),
-    OpInfo("mvlgamma_method", lambda m, x: x.mvlgamma(1), _u(0.3, 4.0), gradcheck_samples=1),
+    OpInfo("multigammaln", lambda m, x: m.special.multigammaln(x, 2), _one(0.8, 4.0)),
+    OpInfo("mvlgamma_method", lambda m, x: x.mvlgamma(1), _one(0.3, 4.0)),
     # the derivative for the first argument is not implemented in torch: only the second is given
     OpInfo("igamma", lambda m, x: m.igamma(_shape_a(m, x), x), _u(0.2, 3.0)),
     OpInfo("special_gammainc", lambda m, x: m.special.gammainc(_shape_a(m, x), x), _with_number),
@@ -89,8 +90,7 @@ OPS = [
     OpInfo("special_zeta_numbers", lambda m, q: m.special.zeta(2.0, q) + m.special.zeta(q + 1, 2),
            _with_number, grad=False),
     OpInfo("i0", lambda m, x: m.i0(x), _u(-3.0, 3.0)),
-    OpInfo("special_i0", lambda m, x: m.special.i0(x) + x.i0(), _u(-3.0, 3.0),
-           gradcheck_samples=1),
+    OpInfo("special_i0", lambda m, x: m.special.i0(x) + x.i0(), _one(-3.0, 3.0)),
     OpInfo("special_i0e", lambda m, x: m.special.i0e(x), _u(-3.0, 3.0)),
     OpInfo("special_i1", lambda m, x: m.special.i1(x), _u(-3.0, 3.0)),
     OpInfo("special_i1e", lambda m, x: m.special.i1e(x), _u(-3.0, 3.0)),
@@ -100,12 +100,26 @@ OPS = [
     OpInfo("special_erfcx", lambda m, x: m.special.erfcx(x), _u(-2.0, 5.0)),
     OpInfo("special_entr", lambda m, x: m.special.entr(x), _u(0.1, 3.0)),
     OpInfo("sinc", lambda m, x: m.sinc(x), _u(-2.5, 2.5)),
-    OpInfo("special_sinc", lambda m, x: m.special.sinc(x) + x.sinc(), _u(-2.5, 2.5),
-           gradcheck_samples=1),
+    OpInfo("special_sinc", lambda m, x: m.special.sinc(x) + x.sinc(), _one(-2.5, 2.5)),
     OpInfo("special_xlog1py", lambda m, x, y: m.special.xlog1py(x, y),
            _pair((-2.0, 2.0), (-0.8, 2.0))),
-    OpInfo("special_xlog1py_number", lambda m, y: m.special.xlog1py(2.0, y), _u(-0.5, 2.0),
-           gradcheck_samples=1),
+    OpInfo("special_xlog1py_number", lambda m, y: m.special.xlog1py(2.0, y), _one(-0.5, 2.0)),
     OpInfo("exp2", lambda m, x: m.exp2(x) + m.special.exp2(x), _u(-3.0, 3.0)),
-    OpInfo("exp2_method", lambda m, x: x.exp2(), _u(-3.0, 3.0), gradcheck_samples=1),
+    OpInfo("exp2_method", lambda m, x: x.exp2(), _one(-3.0, 3.0)),
+    # torch.special's names of top-level ops
+    OpInfo("special_expit", lambda m, x: m.special.expit(x), _one(-3.0, 3.0)),
+    OpInfo("special_erf_family", lambda m, x: m.special.erf(x) + m.special.erfc(x * 2)
+           + m.special.erfinv(x / 3), _one(-2.0, 2.0)),
+    OpInfo("special_expm1_log1p", lambda m, x: m.special.expm1(x) * m.special.log1p(x),
+           _one(-0.5, 2.0)),
+    OpInfo("special_logit", lambda m, x: m.special.logit(x, eps=0.1), _one(0.05, 0.95)),
+    OpInfo("special_xlogy", lambda m, x: m.special.xlogy(x, x + 1), _one(0.1, 2.0)),
+    OpInfo("special_round", lambda m, x: m.special.round(x * 3), _one(-2.0, 2.0)),
+    OpInfo("special_softmax", lambda m, x: m.special.softmax(x, 0)
+           + m.special.log_softmax(x, -1), _one(-2.0, 2.0, (3, 4))),
+    OpInfo("special_softmax_dtype", lambda m, x: m.special.softmax(x.float(), 1,
+                                                                 dtype=m.float64),
+           _one(-2.0, 2.0, (3, 4)), grad=False),
+    OpInfo("special_logsumexp", lambda m, x: m.special.logsumexp(x, 1, keepdim=True)
+           + m.special.logsumexp(x, (0, 1)), _one(-2.0, 2.0, (3, 4))),
 ]
