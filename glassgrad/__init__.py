@@ -155,6 +155,14 @@ from . import _tensor_methods_special  # noqa: E402,F401
 from .ops.bessel_ops import i0  # noqa: E402,F401
 from .ops.gamma_ops import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # noqa: E402,F401
 from .ops.special_misc import exp2, sinc  # noqa: E402,F401
+from .ops.binary_math import (  # noqa: E402,F401
+    copysign, deg2rad, float_power, fmax, fmin, frexp, heaviside, hypot, ldexp, logaddexp,
+    logaddexp2, nan_to_num, nextafter, positive, rad2deg,
+)
+from ._integer_math import gcd, lcm  # noqa: E402,F401
+from ._tensor_methods_special import (  # noqa: E402,F401 - torch's top-level in-place forms
+    deg2rad_, erfc_, exp2_, gcd_, i0_, lcm_, ldexp_, logit_, nan_to_num_, rad2deg_, sinc_, xlogy_,
+)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -5,14 +5,16 @@ rebase), as in _tensor_methods.py."""
 
 from __future__ import annotations
 
+from . import _integer_math as _int
 from . import dtypes
 from ._tensor_methods import _operand
 from .ops import bessel_ops as _bessel
+from .ops import binary_math as _bm
 from .ops import gamma_ops as _gamma
 from .ops import special_misc as _misc
 from .ops import _scipy_kernel as _k
 from .ops import special_ops as _sp
-from .ops._names import cast_error
+from .ops._names import cast_error, scalar_type
 from .ops._util import cast
 from .ops.fill import CopyFrom
 from .tensor import Tensor
@@ -89,3 +91,69 @@ for _name, _prim in {
 Tensor.igamma_ = _binary_inplace(_gamma.Igamma, "igamma_", "igamma_cpu")
 Tensor.igammac_ = _binary_inplace(_gamma.Igammac, "igammac_", "igammac_cpu")
 Tensor.xlogy_ = _binary_inplace(_sp.Xlogy, "xlogy_")
+
+
+def heaviside_(self, values):
+    _bm.check_heaviside(self, values)
+    return _bm.Heaviside.apply_inplace(self, values)
+
+
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    return _bm.NanToNum.apply_inplace(self, nan=float(nan), posinf=posinf, neginf=neginf)
+
+
+def float_power_(self, exponent):
+    if self._array.dtype != dtypes.float64.np:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {scalar_type(self.dtype)} but the "
+            "operation's result requires dtype Double\nglassgrad: float_power_ computes in "
+            "float64; convert the tensor with .double() first, or use float_power.")
+    return composite_inplace(self, _bm.float_power, "float_power_", exponent)
+
+
+def ldexp_(self, other):
+    if self._array.dtype.kind in "biu":
+        raise RuntimeError(f"ldexp can't be cast to the desired output type "
+                           f"{scalar_type(self.dtype)}\nglassgrad: ldexp's result is floating; "
+                           "convert the tensor with .float() first, or use ldexp.")
+    return composite_inplace(self, _bm.ldexp, "ldexp_", other)
+
+
+def _angle_inplace(fn, op):
+    def method(self):
+        _float_result(self, op)
+        return composite_inplace(self, fn, op)
+
+    method.__name__ = op
+    return method
+
+
+def _integer_inplace(fn, op):
+    def method(self, other):
+        return composite_inplace(self, fn, op, other)
+
+    method.__name__ = op
+    return method
+
+
+for _name in ("logaddexp logaddexp2 hypot copysign heaviside float_power nextafter gcd lcm frexp "
+              "ldexp deg2rad rad2deg fmax fmin nan_to_num positive").split():
+    setattr(Tensor, _name, getattr(_int if _name in ("gcd", "lcm") else _bm, _name))
+Tensor.hypot_ = _binary_inplace(_bm.Hypot, "hypot_", "hypot_cpu")
+Tensor.nextafter_ = _binary_inplace(_bm.Nextafter, "nextafter_", "nextafter_cpu")
+Tensor.copysign_ = _binary_inplace(_bm.Copysign, "copysign_")
+Tensor.heaviside_ = heaviside_
+Tensor.nan_to_num_ = nan_to_num_
+Tensor.float_power_ = float_power_
+Tensor.ldexp_ = ldexp_
+Tensor.deg2rad_ = _angle_inplace(_bm.deg2rad, "deg2rad_")
+Tensor.rad2deg_ = _angle_inplace(_bm.rad2deg, "rad2deg_")
+Tensor.gcd_ = _integer_inplace(_int.gcd, "gcd_")
+Tensor.lcm_ = _integer_inplace(_int.lcm, "lcm_")
+
+# torch's top-level in-place forms (torch.i0_(x) is x.i0_())
+i0_, sinc_, exp2_, erfc_, logit_, xlogy_ = (Tensor.i0_, Tensor.sinc_, Tensor.exp2_, Tensor.erfc_,
+                                            Tensor.logit_, Tensor.xlogy_)
+gcd_, lcm_, ldexp_, deg2rad_, rad2deg_, nan_to_num_ = (Tensor.gcd_, Tensor.lcm_, Tensor.ldexp_,
+                                                       Tensor.deg2rad_, Tensor.rad2deg_,
+                                                       Tensor.nan_to_num_)

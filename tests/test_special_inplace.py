@@ -27,6 +27,16 @@ CASES = {
     "igamma_": (lambda t: (t.detach() + 0.5).igamma_(t), (0.3, 3.0)),
     "igammac_": (lambda t: (t.detach() * 0.5).igammac_(t * 2), (0.3, 3.0)),
     "xlogy_": (lambda t: t.xlogy_(t + 1), (0.3, 3.0)),
+    "hypot_": (lambda t: t.hypot_(t * 2 - 1), (0.3, 3.0)),
+    "copysign_": (lambda t: t.copysign_(t - 1), (0.3, 3.0)),
+    "copysign_number": (lambda t: t.copysign_(-2), (0.3, 3.0)),
+    "nextafter_": (lambda t: t.nextafter_(t * 0), (0.3, 3.0)),
+    "float_power_": (lambda t: t.float_power_(t * 0.5), (0.3, 3.0)),
+    "float_power_number": (lambda t: t.float_power_(2.5), (0.3, 3.0)),
+    "ldexp_": (lambda t: t.ldexp_(t - 1), (-2.0, 2.0)),
+    "deg2rad_": (lambda t: t.deg2rad_(), (-90.0, 90.0)),
+    "rad2deg_": (lambda t: t.rad2deg_(), (-2.0, 2.0)),
+    "nan_to_num_": (lambda t: t.nan_to_num_(nan=1.0), (-2.0, 2.0)),
 }
 
 
@@ -59,3 +69,40 @@ def test_inplace_float32_keeps_dtype(name):
     t, g = call(torch.tensor(values)), call(glassgrad.tensor(values))
     assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
     assert_close(g, t, atol=1e-5, rtol=1e-5)
+
+
+def _top_level(lib, name):
+    return getattr(lib, name)
+
+
+NO_GRAD = {
+    "heaviside_": lambda lib, t: t.heaviside_(lib.full_like(t, 0.5)),
+    "gcd_": lambda lib, t: t.gcd_(lib.tensor([4, 6, 9], dtype=t.dtype)),
+    "lcm_": lambda lib, t: t.lcm_(lib.tensor([4, 6, 9])),
+    "torch.gcd_": lambda lib, t: lib.gcd_(t, lib.tensor([4, 6, 9], dtype=t.dtype)),
+    "torch.lcm_": lambda lib, t: lib.lcm_(t, lib.tensor([4, 6, 9], dtype=t.dtype)),
+    "nan_to_num_int": lambda lib, t: t.nan_to_num_(),
+    "torch.deg2rad_": lambda lib, t: lib.deg2rad_(t.double()),
+    "torch.nan_to_num_": lambda lib, t: lib.nan_to_num_(t.double() / 0, posinf=3.0),
+    "torch.i0_": lambda lib, t: lib.i0_(t.float()),
+    "torch.sinc_": lambda lib, t: lib.sinc_(t.float()),
+    "torch.exp2_": lambda lib, t: lib.exp2_(t.float()),
+    "torch.erfc_": lambda lib, t: lib.erfc_(t.float()),
+    "torch.logit_": lambda lib, t: lib.logit_(t.float() / 8, eps=0.1),
+    "torch.xlogy_": lambda lib, t: lib.xlogy_(t.float(), 2.0),
+    "torch.ldexp_": lambda lib, t: lib.ldexp_(t.float(), t),
+    "torch.rad2deg_": lambda lib, t: lib.rad2deg_(t.float()),
+}
+
+
+@pytest.mark.parametrize("name", list(NO_GRAD))
+def test_inplace_without_grad_matches_torch(name):
+    """In-place forms on integer tensors (and torch's top-level in-place functions): the value
+    and dtype written, and that the tensor itself is returned."""
+    outs = []
+    for lib in (torch, glassgrad):
+        t = lib.tensor([-6, 0, 15], dtype=lib.int32)
+        out = NO_GRAD[name](lib, t)
+        outs.append(out)
+    assert str(outs[1].dtype).split(".")[-1] == str(outs[0].dtype).split(".")[-1]
+    assert_close(outs[1], outs[0], atol=1e-6, rtol=1e-6, what=name)

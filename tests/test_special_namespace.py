@@ -70,3 +70,30 @@ def test_bessel_accuracy_beyond_torch():
     assert abs(ours - float(mpmath.besselj(0, x))) < 1e-15
     theirs = torch.special.bessel_j0(torch.tensor(x, dtype=torch.float64)).item()
     np.testing.assert_allclose(ours, theirs, atol=1e-6)
+
+
+def test_ldexp_gradient_negative_integer_exponent():
+    """torch's LdexpBackward0 computes 2 ** other in integer arithmetic, so a negative integer
+    exponent gives a 0 gradient (a silent wrong number); glassgrad gives 2 ** other, the value
+    torch gives for the same exponent as a float."""
+    x_t = torch.tensor([1.5, -0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    (expected,) = torch.autograd.grad(torch.ldexp(x_t, torch.tensor([-2.0, 3.0, -1.0],
+                                                                     dtype=torch.float64)).sum(),
+                                      x_t)
+    x = glassgrad.tensor([1.5, -0.5, 2.0], dtype=glassgrad.float64, requires_grad=True)
+    out = glassgrad.ldexp(x, glassgrad.tensor([-2, 3, -1]))
+    (ours,) = glassgrad.autograd.grad(out.sum(), x)
+    np.testing.assert_allclose(ours.numpy(), expected.numpy())
+    assert out.dtype == glassgrad.float64
+
+
+def test_frexp_named_tuple():
+    x = [0.0, -3.5, 1e-300, 7.0]
+    for lib in (torch, glassgrad):
+        result = lib.frexp(lib.tensor(x, dtype=lib.float64))
+        assert len(result) == 2 and result[0] is result.mantissa
+        assert result.exponent.dtype == lib.int32
+    ours, theirs = glassgrad.frexp(glassgrad.tensor(x, dtype=glassgrad.float64)), torch.frexp(
+        torch.tensor(x, dtype=torch.float64))
+    np.testing.assert_array_equal(ours.exponent.numpy(), theirs.exponent.numpy())
+    np.testing.assert_array_equal(ours.mantissa.numpy(), theirs.mantissa.numpy())

@@ -82,9 +82,9 @@ def with_out(result, out, op: str):
     return out
 
 
-def tensors(input, other, op: str) -> None:
+def tensors(input, other, op: str, names=("input", "other")) -> None:
     """PyTorch's TypeError for an op whose two operands must both be Tensors (no number form)."""
-    for k, (name, value) in enumerate((("input", input), ("other", other))):
+    for k, (name, value) in enumerate(zip(names, (input, other))):
         if not is_tensor(value):
             raise TypeError(f"{op}(): argument '{name}' (position {k + 1}) must be Tensor, not "
                             f"{type(value).__name__}")
