@@ -22,7 +22,7 @@ from .primitive import Primitive
 
 def _lgamma(x):
     out = sc.gammaln(x)
-    return np.where(np.isneginf(x), np.inf, out)  # NOTE: torch's lgamma(-inf) is +inf
+    return np.where(x == -np.inf, np.inf, out)  # NOTE: torch's lgamma(-inf) is +inf
 
 
 Lgamma = _unary("Lgamma", lambda xp, x: _k.run(_lgamma, x),

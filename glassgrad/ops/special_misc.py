@@ -15,6 +15,11 @@ from .primitive import Primitive
 _LN2 = math.log(2.0)
 
 
+def _sinc(x):
+    px = x * np.pi  # NOTE: a ufunc formula (np.sinc is not one, so vmap could not batch it)
+    return np.where(x == 0, np.ones((), px.dtype), np.sin(px) / px)
+
+
 def _sinc_rule(g, x):
     px = x * math.pi
     # NOTE: the slope is 0 at x = 0, where the formula is 0/0
@@ -24,7 +29,7 @@ def _sinc_rule(g, x):
 # entr = -x log x (0 at 0, -inf for x < 0); sinc = sin(pi x) / (pi x) (1 at 0)
 Entr = _unary("Entr", lambda xp, x: _k.run(sc.entr, x), lambda g, x: (g * -(1 + log(x)),),
               node_name="SpecialEntrBackward0")
-Sinc = _unary("Sinc", lambda xp, x: _k.run(np.sinc, x), _sinc_rule)
+Sinc = _unary("Sinc", lambda xp, x: _k.run(_sinc, x), _sinc_rule)
 Exp2 = _unary("Exp2", lambda xp, x: _k.run(np.exp2, x), lambda g, r: (g * r * _LN2,), ("result",))
 
 

@@ -21,6 +21,7 @@ from ..ops.special_misc import entr, exp2, sinc, xlog1py  # noqa: F401
 from ..ops.special_ops import erfc, erfinv, logit, xlogy  # noqa: F401
 from ..tensor import Tensor  # noqa: F401
 from ._docs import common_args, multi_dim_common  # noqa: F401
+from . import _vmap  # noqa: F401 - vmap rules of the primitives above
 from ._nondiff import (  # noqa: F401
     airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t,
     chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w, hermite_polynomial_h,

@@ -15,6 +15,7 @@ import scipy.special as sc
 from ..ops import _scipy_kernel as _k
 from ..ops import primitive
 from ..ops._util import half, is_tensor, promote
+from ._vmap import constant_forward
 
 
 def _constant(result, out, op):
@@ -27,7 +28,7 @@ def _unary(fn, name, doc):
 
     def special_fn(input, *, out=None):
         x = _k.float_input(input, op, f"{name}_cpu", half_ok=False)
-        return _constant(_k.run(fn, x._array), out, op)
+        return _constant(constant_forward(lambda a: _k.run(fn, a), x._array), out, op)
 
     special_fn.__name__ = special_fn.__qualname__ = name
     special_fn.__doc__ = (f"{doc} elementwise (``torch.special.{name}``); integer/bool input -> "
@@ -91,7 +92,8 @@ def _polynomial(fn, name, doc):
         dt = x._array.dtype
         if dt.kind == "c" or half(dt):
             raise _k.not_implemented(f"{name}_cpu", dt, op)
-        return _constant(_k.run(kernel, x._array, degree._array), out, op)
+        result = constant_forward(lambda a, n: _k.run(kernel, a, n), x._array, degree._array)
+        return _constant(result, out, op)
 
     special_fn.__name__ = special_fn.__qualname__ = name
     special_fn.__doc__ = (f"{doc} of degree ``n`` at ``input`` (``torch.special.{name}``): Tensor "
