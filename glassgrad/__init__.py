@@ -169,6 +169,19 @@ from .ops.complex_ops import (  # noqa: E402,F401
     angle, complex, conj, conj_physical, imag, is_complex, is_conj, is_neg, polar, real,
     resolve_conj, resolve_neg, sgn, view_as_complex, view_as_complex_copy, view_as_real,
     view_as_real_copy,
+# issue 15, lane special
+from . import special  # noqa: E402,F401 - torch.special
+from . import _tensor_methods_special  # noqa: E402,F401
+from .ops.bessel_ops import i0  # noqa: E402,F401
+from .ops.gamma_ops import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # noqa: E402,F401
+from .ops.special_misc import exp2, sinc  # noqa: E402,F401
+from .ops.binary_math import (  # noqa: E402,F401
+    copysign, deg2rad, float_power, fmax, fmin, frexp, heaviside, hypot, ldexp, logaddexp,
+    logaddexp2, nan_to_num, nextafter, positive, rad2deg,
+)
+from ._integer_math import gcd, lcm  # noqa: E402,F401
+from ._tensor_methods_special import (  # noqa: E402,F401 - torch's top-level in-place forms
+    deg2rad_, erfc_, exp2_, gcd_, i0_, lcm_, ldexp_, logit_, nan_to_num_, rad2deg_, sinc_, xlogy_,
 )
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 

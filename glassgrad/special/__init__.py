@@ -1,0 +1,42 @@
+"""``torch.special``: special functions, elementwise, differentiable where PyTorch's are.
+
+Re-exports only (NOTE: the kernels are scipy.special's, ops/_scipy_kernel.py): the gamma family
+(ops/gamma_ops.py), Bessel functions (ops/bessel_ops.py, and _nondiff.py for those PyTorch does not
+differentiate), the normal distribution's functions (ops/ndtr_ops.py), and PyTorch's aliases of
+top-level ops (``expit`` is ``sigmoid``, ``psi`` is ``digamma``, ``gammaln`` is ``lgamma``).
+"""
+
+from __future__ import annotations
+
+from ..ops.bessel_ops import i0, i0e, i1, i1e  # noqa: F401
+from ..ops.elementwise import erf, expm1, log1p, round  # noqa: F401,A004
+from ..ops.elementwise import sigmoid as expit  # noqa: F401
+from ..ops.gamma_ops import digamma, polygamma, zeta  # noqa: F401
+from ..ops.gamma_ops import digamma as psi  # noqa: F401
+from ..ops.gamma_ops import gammainc, gammaincc  # noqa: F401
+from ..ops.gamma_ops import lgamma as gammaln  # noqa: F401
+from ..ops.gamma_ops import mvlgamma as _mvlgamma
+from ..ops.ndtr_ops import erfcx, log_ndtr, ndtr, ndtri  # noqa: F401
+from ..ops.special_misc import entr, exp2, sinc, xlog1py  # noqa: F401
+from ..ops.special_ops import erfc, erfinv, logit, xlogy  # noqa: F401
+from ..tensor import Tensor  # noqa: F401
+from ._docs import common_args, multi_dim_common  # noqa: F401
+from . import _vmap  # noqa: F401 - vmap rules of the primitives above
+from ._nondiff import (  # noqa: F401
+    airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t,
+    chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w, hermite_polynomial_h,
+    hermite_polynomial_he, laguerre_polynomial_l, legendre_polynomial_p, modified_bessel_i0,
+    modified_bessel_i1, modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1, shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w, spherical_bessel_j0,
+)
+from ._reductions import log_softmax, logsumexp, softmax  # noqa: F401
+
+def multigammaln(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension ``p`` (``torch.special.multigammaln``,
+    the same as ``torch.mvlgamma``)."""
+    return _mvlgamma(input, p, out=out)
+
+from .. import _arg_check  # noqa: E402
+
+_arg_check.install(globals())
