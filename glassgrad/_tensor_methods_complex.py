@@ -3,7 +3,7 @@ delegating to ops/complex_ops.py; attached here so tensor.py stays small."""
 
 from __future__ import annotations
 
-from . import dtypes
+from . import _stft, dtypes
 from .ops import complex_ops as cx
 from .ops import elementwise as ew
 from .tensor import Tensor
@@ -38,6 +38,8 @@ def _conj_physical_(self):
     return cx.ConjPhysical.apply_inplace(self)
 
 
+Tensor.stft = _stft.stft
+Tensor.istft = _stft.istft
 Tensor.sgn_ = _sgn_
 Tensor.conj_physical_ = _conj_physical_
 Tensor.cfloat = lambda self, memory_format=None: ew.to_dtype(self, dtypes.complex64)

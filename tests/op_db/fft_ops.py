@@ -66,3 +66,32 @@ OPS = [
     OpInfo("fft.fftshift_complex",
            lambda m, x, y: _R(m, m.fft.ifftshift(m.fft.fftshift(_c(m, x, y), dim=-1) * x)), _two),
 ]
+
+
+def _signal(rng):
+    u = lambda *s: rng.uniform(-2.0, 2.0, size=s)  # noqa: E731
+    return [Sample((u(20), u(8)), desc="signal and window"),
+            Sample((u(2, 13), u(6)), desc="batch, short window")]
+
+
+def _spectrum(rng):
+    u = lambda *s: rng.uniform(-2.0, 2.0, size=s)  # noqa: E731
+    return [Sample((u(5, 7), u(5, 7), u(8)), desc="onesided"),
+            Sample((u(2, 5, 4), u(2, 5, 4), u(8)), desc="batch")]
+
+
+def _stft(m, x, w, **kw):
+    return _R(m, m.stft(x, 8, 2, w.shape[0], w, return_complex=True, **kw))
+
+
+OPS += [
+    OpInfo("stft", lambda m, x, w: _stft(m, x, w), _signal),
+    OpInfo("stft_method_normalized", lambda m, x, w: _R(m, x.stft(
+        8, 3, window=m.nn.functional.pad(w, (0, 8 - w.shape[0])), normalized=True,
+        center=False, return_complex=True)), _signal),
+    # the window kept away from 0, so its overlap-add (the divisor) stays away from 0 too
+    OpInfo("istft", lambda m, x, y, w: m.istft(m.complex(x, y), 8, 2, window=w.abs() + 0.5),
+           _spectrum),
+    OpInfo("istft_method_length", lambda m, x, y, w: m.complex(x, y).istft(
+        8, 2, window=w * w + 0.5, normalized=True, length=9), _spectrum),
+]
