@@ -149,6 +149,9 @@ from ._factories import poisson  # noqa: E402,F401
 # issue 14, review (lane newuser): names old programs probe
 from . import version  # noqa: E402,F401 - torch.version.cuda is None on a CPU-only build
 from ._legacy import set_default_tensor_type  # noqa: E402,F401
+# issue 15, lane dist
+from . import distributions  # noqa: E402
+
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

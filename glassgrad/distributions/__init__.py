@@ -1,0 +1,31 @@
+"""Probability distributions with PyTorch's API (``torch.distributions``): the families, the
+transforms, ``constraints`` and ``kl_divergence``. Parameters are glassgrad Tensors, so
+log_prob, entropy and reparameterised samples (``rsample``) are differentiable."""
+
+from . import constraints, transforms
+from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from .derived import Gumbel, HalfCauchy, HalfNormal, LogisticNormal, LogNormal, Pareto
+from .discrete import (Bernoulli, Categorical, Geometric, OneHotCategorical,
+                       OneHotCategoricalStraightThrough)
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .transformed import Independent, TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+                         CorrCholeskyTransform, CumulativeDistributionTransform, ExpTransform,
+                         IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                         PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
+                         SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
+                         Transform, identity_transform)
+
+__all__ = [
+    "Bernoulli", "Cauchy", "Categorical", "Distribution", "Exponential", "ExponentialFamily",
+    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal",
+    "LogisticNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "TransformedDistribution", "Uniform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+    "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+    "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
+    "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
+    "Transform", "identity_transform", "constraints", "transforms",
+]
