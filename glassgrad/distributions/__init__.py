@@ -9,6 +9,7 @@ from .discrete import (Bernoulli, Categorical, Geometric, OneHotCategorical,
                        OneHotCategoricalStraightThrough)
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
+from .kl import kl_divergence, register_kl
 from .transformed import Independent, TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
                          CorrCholeskyTransform, CumulativeDistributionTransform, ExpTransform,
@@ -16,6 +17,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
                          SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
                          Transform, identity_transform)
+from . import _kl_pairs  # noqa: E402,F401 - registers the KL pairs
 
 __all__ = [
     "Bernoulli", "Cauchy", "Categorical", "Distribution", "Exponential", "ExponentialFamily",
@@ -27,5 +29,5 @@ __all__ = [
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
     "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
     "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
-    "Transform", "identity_transform", "constraints", "transforms",
+    "Transform", "identity_transform", "constraints", "transforms", "kl_divergence", "register_kl",
 ]
