@@ -152,6 +152,13 @@ from ._legacy import set_default_tensor_type  # noqa: E402,F401
 # issue 15, lane dist
 from . import distributions  # noqa: E402
 
+# issue 15, lane linalg
+from . import linalg  # noqa: E402,F401
+from ._linalg_top import (  # noqa: E402,F401
+    cholesky, cholesky_inverse, cholesky_solve, det, eig, inverse, logdet, lstsq, matrix_rank,
+    slogdet, solve, symeig,
+)
+from . import _tensor_methods_linalg  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

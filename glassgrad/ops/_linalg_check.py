@@ -1,0 +1,139 @@
+"""Argument checks, ``LinAlgError`` and the named-tuple results shared by the linear-algebra ops.
+
+Every check raises PyTorch's message first (so it can be searched for), then glassgrad's
+explanation; LAPACK failures (a singular matrix, a matrix that is not positive-definite) become
+``LinAlgError`` with PyTorch's wording and the LAPACK ``info`` it quotes.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ._names import scalar_type
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra kernel failed on its input: a singular matrix, a matrix that is not
+    positive-definite, an iteration that did not converge (``torch.linalg.LinAlgError``, a
+    ``RuntimeError`` subclass)."""
+
+
+LinAlgError.__module__ = "glassgrad.linalg"
+
+
+def result_type(name: str, fields: str):
+    """A named tuple type standing for ``torch.return_types.<name>``."""
+    cls = namedtuple(name, fields.split())
+    cls.__module__ = "glassgrad.return_types"
+    return cls
+
+
+def _shape(t) -> str:
+    return f"a {list(t.shape)} {t.dtype} tensor"
+
+
+def check_float(op: str, a, name: str = "input"):
+    """PyTorch's error for an integer/bool input to a floating-point linear-algebra op."""
+    if a._array.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"{op}: Expected a floating point or complex tensor as {name}. Got "
+            f"{scalar_type(a.dtype)}\nglassgrad: {op} got {_shape(a)}; convert it with .double() "
+            "or .float()."
+        )
+
+
+def check_matrix(op: str, a, name: str = "A", square: bool = True, floating: bool = True):
+    """At least 2-D, (optionally) square and floating: PyTorch's checks of a matrix argument."""
+    if a._array.ndim < 2:
+        raise RuntimeError(
+            f"{op}: The input tensor {name} must have at least 2 dimensions.\n"
+            f"glassgrad: {op} got {_shape(a)}; it works on (..., m, n) matrices."
+        )
+    if square and a._array.shape[-1] != a._array.shape[-2]:
+        m, n = a._array.shape[-2:]
+        raise RuntimeError(
+            f"{op}: {name} must be batches of square matrices, but they are {m} by {n} matrices"
+            f"\nglassgrad: {op} got {_shape(a)}."
+        )
+    if floating:
+        check_float(op, a)
+
+
+def check_same_dtype(op: str, a, b, names=("A", "B")):
+    if a._array.dtype != b._array.dtype:
+        raise RuntimeError(
+            f"{op}: Expected {names[0]} and {names[1]} to have the same dtype, but found "
+            f"{names[0]} of type {scalar_type(a.dtype)} and {names[1]} of type "
+            f"{scalar_type(b.dtype)} instead\nglassgrad: convert one with .to(other.dtype)."
+        )
+
+
+def batch_prefix(info: np.ndarray, k_flat: int) -> str:
+    """PyTorch's "(Batch element i): " for the first failing matrix of a batch, "" unbatched."""
+    return f"(Batch element {k_flat}): " if info.ndim else ""
+
+
+def raise_info(op: str, info: np.ndarray, message):
+    """Raise ``LinAlgError`` for the first nonzero LAPACK ``info`` (``message(info_value)``)."""
+    flat = np.asarray(info).reshape(-1)
+    bad = np.flatnonzero(flat)
+    if bad.size:
+        k = int(bad[0])
+        raise LinAlgError(f"{op}: {batch_prefix(np.asarray(info), k)}{message(int(flat[k]))}")
+
+
+def getrf_info(a: np.ndarray) -> np.ndarray:
+    """LAPACK getrf's ``info`` per matrix of ``a (..., n, n)``: 0, or the 1-based index of the
+    first zero pivot of its LU factorisation."""
+    from scipy.linalg import lapack
+
+    flat = a.reshape((-1,) + a.shape[-2:]).astype(np.float64 if a.dtype.kind == "f" else a.dtype)
+    out = np.zeros(flat.shape[0], np.int32)
+    for k, m in enumerate(flat):
+        getrf = lapack.get_lapack_funcs("getrf", (m,))
+        out[k] = max(getrf(m)[2], 0)
+    return out.reshape(a.shape[:-2])
+
+
+def potrf_info(a: np.ndarray, lower: bool = True) -> np.ndarray:
+    """LAPACK potrf's ``info`` per matrix: 0, or the order of the first leading minor that is
+    not positive-definite."""
+    from scipy.linalg import lapack
+
+    flat = a.reshape((-1,) + a.shape[-2:])
+    out = np.zeros(flat.shape[0], np.int32)
+    for k, m in enumerate(flat):
+        potrf = lapack.get_lapack_funcs("potrf", (m,))
+        out[k] = max(potrf(m, lower=lower, clean=True)[1], 0)
+    return out.reshape(a.shape[:-2])
+
+
+def singular_inv_message(info: int) -> str:
+    return (f"The diagonal element {info} is zero, the inversion could not be completed because "
+            "the input matrix is singular.")
+
+
+def not_pd_message(info: int) -> str:
+    return (f"The factorization could not be completed because the input is not positive-definite"
+            f" (the leading minor of order {info} is not positive-definite).")
+
+
+def write_out(res, out, op: str):
+    """``op(..., out=out)``: the result written into ``out`` (resized when its shape differs);
+    PyTorch refuses ``out=`` under autograd, and so do we. A tuple result takes a tuple ``out``."""
+    if out is None:
+        return res
+    if isinstance(res, tuple):
+        return type(res)(*(write_out(r, o, op) for r, o in zip(res, out)))
+    from ..autograd.grad_mode import _state
+
+    if _state.enabled and (res._requires_grad or out._requires_grad):
+        raise RuntimeError(
+            f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad.")
+    if out._array.shape != res._array.shape:
+        out._array = np.empty(res._array.shape, dtype=out._array.dtype)
+    out._write(res._array, op)
+    return out

@@ -1,0 +1,165 @@
+"""Spectral decompositions: ``Eigh`` and ``Svd`` (``torch.linalg.eigh``/``eigvalsh``/``svd``/
+``svdvals``), on NumPy's batched LAPACK gufuncs.
+
+NOTE [Spectral gradients]: both backwards divide by eigenvalue (squared singular value) gaps,
+``E_ij = l_j - l_i``: at a repeated eigenvalue the gradient of the eigenvectors is ill-defined and
+comes out inf/NaN, as in PyTorch (which documents this and does not raise for real inputs).
+Gradients of the eigenvalues/singular values alone (``eigvalsh``, ``svdvals``) stay finite there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import primitive
+from ._linalg_check import check_float, check_matrix, result_type, write_out
+from .primitive import Primitive
+
+
+def _gaps(values):
+    """``E_ij = values_j - values_i`` with ones on the diagonal (the diagonal is never divided)."""
+    n = values._array.shape[-1]
+    return values.unsqueeze(-2) - values.unsqueeze(-1) + primitive._make(
+        np.eye(n, dtype=values._array.dtype))
+
+
+class Eigh(Primitive):
+    """``(L, V)``: ascending eigenvalues and orthonormal eigenvectors of a symmetric matrix (its
+    ``UPLO`` triangle read); the gradient is ``V (skew(V^T gV) / E + diag(gL)) V^T``."""
+
+    node_name = "LinalgEighBackward0"
+    multi_output = True
+    saves = ("result", "result1")
+
+    @staticmethod
+    def forward(xp, x, *, uplo):
+        values, vectors = xp.linalg.eigh(x, UPLO=uplo)
+        return values, vectors
+
+    @staticmethod
+    def backward(grads, values, vectors, *, uplo):
+        grad_values, grad_vectors = grads
+        if grad_vectors is None:
+            inner = grad_values.diag_embed()
+        else:
+            vtgv = vectors.mT @ grad_vectors
+            inner = 0.5 * (vtgv - vtgv.mT) / _gaps(values)  # NOTE [Spectral gradients]
+            if grad_values is not None:
+                inner = inner + grad_values.diag_embed()
+        return (vectors @ inner @ vectors.mT,)
+
+
+EighResult = result_type("linalg_eigh", "eigenvalues eigenvectors")
+
+
+def _check_uplo(UPLO):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO.upper()
+
+
+def _check_spectral(op, A, kernel):
+    check_matrix(op, A, floating=False)
+    if A._array.dtype.kind not in "fc":
+        from ._names import scalar_type
+
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type(A.dtype)}\'')
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """Eigen-decomposition of symmetric matrices ``A (..., n, n)`` -> ``(eigenvalues (..., n)
+    ascending, eigenvectors (..., n, n))`` (``torch.linalg.eigh``); only the ``UPLO`` triangle is
+    read. Eigenvectors are unique up to sign; see NOTE [Spectral gradients]."""
+    uplo = _check_uplo(UPLO)
+    _check_spectral("linalg.eigh", A, "linalg_eigh_cpu")
+    return write_out(EighResult(*Eigh.apply(A, uplo=uplo)), out, "_linalg_eigh")
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """The ascending eigenvalues of symmetric matrices (``torch.linalg.eigvalsh``)."""
+    uplo = _check_uplo(UPLO)
+    _check_spectral("linalg.eigvalsh", A, "linalg_eigh_cpu")
+    return write_out(Eigh.apply(A, uplo=uplo)[0], out, "linalg_eigvalsh")
+
+
+class Svd(Primitive):
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, ``S`` descending; ``full_matrices`` gives square
+    ``U``/``Vh`` whose extra columns/rows get no gradient (PyTorch narrows them too)."""
+
+    node_name = "LinalgSvdBackward0"
+    multi_output = True
+    saves = ("result", "result1", "result2")
+
+    @staticmethod
+    def forward(xp, x, *, full_matrices):
+        m, n = x.shape[-2:]
+        if x.size == 0:
+            k = min(m, n)
+            batch = x.shape[:-2]
+            u = xp.zeros(batch + (m, m if full_matrices else k), x.dtype)
+            vh = xp.zeros(batch + (n if full_matrices else k, n), x.dtype)
+            if full_matrices:
+                u[..., range(m), range(m)] = 1
+                vh[..., range(n), range(n)] = 1
+            return u, xp.zeros(batch + (k,), x.dtype), vh
+        u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
+        return u, s, vh
+
+    @staticmethod
+    def backward(grads, u, s, vh, *, full_matrices):
+        grad_u, grad_s, grad_vh = grads
+        k = s._array.shape[-1]
+        if full_matrices:
+            u, vh = u[..., :k], vh[..., :k, :]
+            grad_u = None if grad_u is None else grad_u[..., :k]
+            grad_vh = None if grad_vh is None else grad_vh[..., :k, :]
+        return (svd_backward(grad_u, grad_s, grad_vh, u, s, vh),)
+
+
+def svd_backward(grad_u, grad_s, grad_vh, u, s, vh):
+    """The gradient of ``A = U diag(S) Vh`` (reduced) for real matrices: the gap-divided skew
+    parts inside, the projections off U's and V's spans for non-square ``A``."""
+    m, n = u._array.shape[-2], vh._array.shape[-1]
+    if grad_u is None and grad_vh is None:
+        return (u * grad_s.unsqueeze(-2)) @ vh
+    s2 = s * s
+    inner = 0
+    if grad_u is not None:
+        utgu = u.mT @ grad_u
+        inner = (utgu - utgu.mT) * s.unsqueeze(-2)
+    if grad_vh is not None:
+        vtgv = vh @ grad_vh.mT
+        inner = inner + s.unsqueeze(-1) * (vtgv - vtgv.mT)
+    inner = inner / _gaps(s2)  # NOTE [Spectral gradients]
+    if grad_s is not None:
+        inner = inner + grad_s.diag_embed()
+    if m > n and grad_u is not None:
+        grad_u_sinv = grad_u / s.unsqueeze(-2)
+        return (u @ inner + grad_u_sinv - u @ (u.mT @ grad_u_sinv)) @ vh
+    if n > m and grad_vh is not None:
+        grad_vh_sinv = grad_vh / s.unsqueeze(-1)
+        return u @ (inner @ vh + grad_vh_sinv - (grad_vh_sinv @ vh.mT) @ vh)
+    return u @ inner @ vh
+
+
+SvdResult = result_type("linalg_svd", "U S Vh")
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """Singular value decomposition ``A = U diag(S) Vh`` of ``A (..., m, n)`` (``torch.linalg.svd``):
+    ``U (..., m, m or k)``, ``S (..., k)`` descending, ``Vh (..., n or k, n)``, ``k = min(m, n)``.
+    Singular vectors are unique up to sign; see NOTE [Spectral gradients]."""
+    check_matrix("linalg.svd", A, square=False)
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+    res = SvdResult(*Svd.apply(A, full_matrices=bool(full_matrices)))
+    return write_out(res, out, "linalg_svd")
+
+
+def svdvals(A, *, driver=None, out=None):
+    """The singular values of ``A (..., m, n)``, descending (``torch.linalg.svdvals``); their
+    gradient ``U diag(gS) Vh`` is finite at repeated values."""
+    check_matrix("linalg.svdvals", A, square=False)
+    check_float("linalg.svdvals", A)
+    return write_out(Svd.apply(A, full_matrices=False)[1], out, "linalg_svdvals")

@@ -1,0 +1,89 @@
+"""Op table entries: torch.linalg's solvers, inverses, determinants and Cholesky; inputs are
+made well-conditioned inside ``fn`` (``a @ a.mT + n I``), so finite differences see the symmetric
+matrix the op is defined on."""
+
+import numpy as np
+
+from . import OpInfo, Sample, arr
+
+
+def _spd(m, a):
+    """A symmetric positive-definite matrix from any square ``a`` (differentiable in ``a``)."""
+    n = a.shape[-1]
+    return a @ a.mT + n * m.eye(n, dtype=a.dtype)
+
+
+def _wc(m, a):
+    """A well-conditioned (diagonally dominant) square matrix from ``a``."""
+    n = a.shape[-1]
+    return a + 3 * m.eye(n, dtype=a.dtype)
+
+
+def _squares(*shapes):
+    def make(rng):
+        return [Sample((arr(rng, *s),), desc="x".join(map(str, s))) for s in shapes]
+
+    return make
+
+
+def _pairs(*shapes, **kwargs):
+    def make(rng):
+        return [Sample((arr(rng, *a), arr(rng, *b)), dict(kwargs), desc=f"{a} {b}")
+                for a, b in shapes]
+
+    return make
+
+
+def _triangular_samples(rng):
+    out = []
+    for upper in (True, False):
+        for left in (True, False):
+            b = (3, 2) if left else (2, 3)
+            out.append(Sample((arr(rng, 3, 3), arr(rng, *b)), {"upper": upper, "left": left},
+                              desc=f"upper={upper} left={left}"))
+    out.append(Sample((arr(rng, 2, 3, 3), arr(rng, 3, 1)), {"upper": False, "left": True,
+                      "unitriangular": True}, desc="batched unitriangular"))
+    return out
+
+
+def _singular(rng):
+    a = arr(rng, 3, 3)
+    a[2] = a[0] + a[1]  # rank 2: the determinant's gradient is the (nonzero) cofactor matrix
+    return [Sample((a,), desc="rank 2")]
+
+
+OPS = [
+    OpInfo("linalg.cholesky", lambda m, a: m.linalg.cholesky(_spd(m, a)),
+           _squares((3, 3), (2, 3, 3), (0, 0))),
+    OpInfo("linalg.cholesky_upper", lambda m, a: m.linalg.cholesky(_spd(m, a), upper=True),
+           _squares((3, 3))),
+    OpInfo("linalg.cholesky_ex", lambda m, a: m.linalg.cholesky_ex(_spd(m, a)), _squares((3, 3))),
+    OpInfo("cholesky_top", lambda m, a: m.cholesky(_spd(m, a), True), _squares((3, 3))),
+    OpInfo("cholesky_solve", lambda m, a, b: m.cholesky_solve(b, m.linalg.cholesky(_spd(m, a))),
+           _pairs(((3, 3), (3, 2)), ((2, 3, 3), (3, 1)))),
+    OpInfo("cholesky_inverse", lambda m, a: m.cholesky_inverse(m.linalg.cholesky(_spd(m, a))),
+           _squares((3, 3), (2, 2, 2))),
+    OpInfo("linalg.solve_triangular",
+           lambda m, a, b, **kw: m.linalg.solve_triangular(_wc(m, a), b, **kw),
+           _triangular_samples),
+    OpInfo("linalg.inv", lambda m, a: m.linalg.inv(_wc(m, a)),
+           _squares((3, 3), (2, 3, 3), (0, 2, 2))),
+    OpInfo("linalg.inv_ex", lambda m, a: m.linalg.inv_ex(_wc(m, a)), _squares((3, 3))),
+    OpInfo("inverse", lambda m, a: m.inverse(_wc(m, a)), _squares((2, 2))),
+    OpInfo("linalg.solve", lambda m, a, b, **kw: m.linalg.solve(_wc(m, a), b, **kw),
+           lambda rng: _pairs(((3, 3), (3, 2)), ((2, 3, 3), (3, 1)), ((3, 3), (3,)),
+                              ((2, 3, 3), (2, 3)), ((3, 3), (4, 3, 2)))(rng)
+           + _pairs(((3, 3), (2, 3)), left=False)(rng)),
+    OpInfo("linalg.solve_ex", lambda m, a, b: m.linalg.solve_ex(_wc(m, a), b),
+           _pairs(((3, 3), (3, 2)))),
+    OpInfo("linalg.det", lambda m, a: m.linalg.det(a),
+           lambda rng: _squares((3, 3), (2, 2, 2), (1, 1), (0, 0))(rng) + _singular(rng)),
+    OpInfo("det", lambda m, a: m.det(a), _squares((3, 3))),
+    OpInfo("linalg.slogdet", lambda m, a: m.linalg.slogdet(a), _squares((3, 3), (2, 2, 2))),
+    OpInfo("slogdet", lambda m, a: m.slogdet(a), _squares((3, 3))),
+    OpInfo("logdet", lambda m, a: m.logdet(_spd(m, a)), _squares((3, 3), (2, 2, 2))),
+    OpInfo("logdet_negative", lambda m, a: m.logdet(a), lambda rng: [
+        Sample((np.diag([1.0, -2.0, 3.0]),), desc="negative det: nan")], grad=False),
+    OpInfo("Tensor.det", lambda m, a: _wc(m, a).det() + _wc(m, a).logdet()
+           + _wc(m, a).slogdet()[1] + _wc(m, a).inverse().sum(), _squares((3, 3))),
+]
