@@ -7,6 +7,7 @@ import pytest
 from tests.distributions_oracle import METHODS, PROPERTIES, Spec, compare, compare_shapes
 
 _V = [0.3, 1.7]
+_TRIL = np.linalg.cholesky([[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.0]])
 _P = [0.2, 0.85]
 SPECS = [
     Spec("Normal", lambda m, a, b: m.distributions.Normal(a, b), [[0.1, -1.0], [0.7, 2.0]],
@@ -48,6 +49,18 @@ SPECS = [
          [[0.2, -0.3, 1.5]], value=[0.0, 1.0, 0.0]),
     Spec("Geometric", lambda m, p: m.distributions.Geometric(p), [[0.3, 0.5, 0.9]],
          value=[0.0, 3.0, 1.0]),
+    Spec("MultivariateNormal_cov", lambda m, a, c: m.distributions.MultivariateNormal(
+        a, covariance_matrix=c @ c.mT), [[[0.3, -1.0, 0.5], [0.0, 0.2, 0.1]], _TRIL],
+        value=[[0.1, 0.2, 0.3]]),
+    Spec("MultivariateNormal_prec", lambda m, a, c: m.distributions.MultivariateNormal(
+        a, precision_matrix=c @ c.mT), [[0.3, -1.0, 0.5], [_TRIL, _TRIL * 0.5]],
+        value=[[0.1, 0.2, 0.3], [1.0, -0.5, 0.0]]),
+    Spec("MultivariateNormal_tril", lambda m, a, c: m.distributions.MultivariateNormal(
+        a, scale_tril=c), [[0.3, -1.0, 0.5], _TRIL], value=[[0.1, 0.2, 0.3]]),
+    Spec("LowRankMultivariateNormal", lambda m, a, w, d: m.distributions.
+         LowRankMultivariateNormal(a, w, d), [[[0.3, -1.0, 0.5], [0.0, 0.2, 0.1]],
+                                              [[0.5, 0.1], [-0.3, 0.8], [0.2, 0.2]],
+                                              [1.0, 0.5, 2.0]], value=[[0.1, 0.2, 0.3]]),
 ]
 
 
@@ -119,3 +132,9 @@ def test_draws_equal_torch(name):
     np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-6, atol=1e-6)
     if out[0][1] is not None:
         np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("what", ["covariance_matrix", "precision_matrix", "scale_tril"])
+@pytest.mark.parametrize("spec", [s for s in SPECS if "Multivariate" in s.name], ids=repr)
+def test_multivariate_matrices(spec, what):
+    compare(spec, what)

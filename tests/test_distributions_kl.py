@@ -39,6 +39,18 @@ FAMILIES = {
 }
 
 
+_COV = [[2.0, 0.3, 0.1], [0.3, 1.5, -0.2], [0.1, -0.2, 1.0]]
+_COVB = [[1.0, -0.3, 0.0], [-0.3, 2.5, 0.4], [0.0, 0.4, 0.8]]
+FAMILIES["MultivariateNormal"] = (
+    lambda m, a, c: m.distributions.MultivariateNormal(a, covariance_matrix=c @ c.mT),
+    [[[0.3, -1.0, 0.5], [0.0, 0.2, 0.1]], np.linalg.cholesky(_COV)],
+    [[0.1, 0.5, -0.3], np.linalg.cholesky(_COVB)])
+FAMILIES["LowRankMultivariateNormal"] = (
+    lambda m, a, w, d: m.distributions.LowRankMultivariateNormal(a, w, d),
+    [[0.3, -1.0, 0.5], [[0.5, 0.1], [-0.3, 0.8], [0.2, 0.2]], [1.0, 0.5, 2.0]],
+    [[[0.1, 0.5, -0.3], [0.0, 0.2, 0.1]], [[0.2, -0.4], [0.6, 0.1], [0.3, 0.9]], [0.7, 1.5, 0.9]])
+
+
 def _build(m, name, which):
     make, p_params, q_params = FAMILIES[name]
     params = [m.tensor(np.asarray(v), dtype=m.float64, requires_grad=True)
@@ -134,3 +146,4 @@ def test_register_kl_most_specific_and_type_check():
     for m in (torch, glassgrad):
         with pytest.raises(TypeError):
             m.distributions.register_kl(3, m.distributions.Normal)
+

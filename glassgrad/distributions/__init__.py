@@ -10,6 +10,7 @@ from .discrete import (Bernoulli, Categorical, Geometric, OneHotCategorical,
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .kl import kl_divergence, register_kl
+from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .transformed import Independent, TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
                          CorrCholeskyTransform, CumulativeDistributionTransform, ExpTransform,
@@ -17,13 +18,14 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
                          SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
                          Transform, identity_transform)
-from . import _kl_pairs  # noqa: E402,F401 - registers the KL pairs
+from . import _kl_mvn, _kl_pairs  # noqa: E402,F401 - register the KL pairs
 
 __all__ = [
     "Bernoulli", "Cauchy", "Categorical", "Distribution", "Exponential", "ExponentialFamily",
     "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal",
     "LogisticNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Pareto", "TransformedDistribution", "Uniform",
+    "Pareto", "TransformedDistribution", "Uniform", "MultivariateNormal",
+    "LowRankMultivariateNormal",
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
