@@ -56,7 +56,7 @@ SPECS = [
         a, precision_matrix=c @ c.mT), [[0.3, -1.0, 0.5], [_TRIL, _TRIL * 0.5]],
         value=[[0.1, 0.2, 0.3], [1.0, -0.5, 0.0]]),
     Spec("MultivariateNormal_tril", lambda m, a, c: m.distributions.MultivariateNormal(
-        a, scale_tril=c), [[0.3, -1.0, 0.5], _TRIL], value=[[0.1, 0.2, 0.3]]),
+        a, scale_tril=c.tril()), [[0.3, -1.0, 0.5], _TRIL], value=[[0.1, 0.2, 0.3]]),
     Spec("LowRankMultivariateNormal", lambda m, a, w, d: m.distributions.
          LowRankMultivariateNormal(a, w, d), [[[0.3, -1.0, 0.5], [0.0, 0.2, 0.1]],
                                               [[0.5, 0.1], [-0.3, 0.8], [0.2, 0.2]],
