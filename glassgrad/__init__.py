@@ -159,6 +159,12 @@ from ._linalg_top import (  # noqa: E402,F401
     slogdet, solve, symeig,
 )
 from . import _tensor_methods_linalg  # noqa: E402,F401
+# issue 15, lane special
+from . import special  # noqa: E402,F401 - torch.special
+from . import _tensor_methods_special  # noqa: E402,F401
+from .ops.bessel_ops import i0  # noqa: E402,F401
+from .ops.gamma_ops import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # noqa: E402,F401
+from .ops.special_misc import exp2, sinc  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -136,17 +136,22 @@ def write_out(prim, x, out, op: str):
             f"{op}(): functions with out=... arguments don't support automatic differentiation, "
             "but one of the arguments requires grad.")
     result = prim.forward(np, x._array)
-    if out._array.shape != result.shape:
+    resize_out(out, result.shape)
+    out._write(result, op)
+    return out
+
+
+def resize_out(out, shape, stacklevel: int = 4) -> None:
+    """PyTorch resizes an ``out=`` tensor of another shape, warning when it had elements."""
+    if out._array.shape != shape:
         if out._array.size:
             import warnings
 
             warnings.warn(
                 "An output with one or more elements was resized since it had shape "
                 f"{list(out._array.shape)}, which does not match the required output shape "
-                f"{list(result.shape)}.", UserWarning, stacklevel=3)
-        out._array = np.empty(result.shape, dtype=out._array.dtype)
-    out._write(result, op)
-    return out
+                f"{list(shape)}.", UserWarning, stacklevel=stacklevel)
+        out._array = np.empty(shape, dtype=out._array.dtype)
 
 
 def _check_number(x, op: str) -> None:
