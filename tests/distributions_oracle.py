@@ -85,8 +85,11 @@ def _derivatives(m, spec, what, rng_seed):
     finite = np.isfinite(value)
     w = m.tensor(np.where(finite, rng.uniform(0.5, 1.5, value.shape), 0.0), dtype=m.float64)
     q_finite = m.where(m.tensor(finite), q, m.zeros_like(q))
-    grads = m.autograd.grad((q_finite * w).sum(), diff, create_graph=spec.second,
-                            allow_unused=True)
+    try:
+        grads = m.autograd.grad((q_finite * w).sum(), diff, create_graph=spec.second,
+                                allow_unused=True)
+    except NotImplementedError:  # torch's igamma w.r.t. its first argument, for one
+        return value, "NotImplementedError", None
     first = [None if g is None else _np(g) for g in grads]
     second = None
     if spec.second:
@@ -113,6 +116,9 @@ def compare(spec, what):
     for order, (e, g) in enumerate(zip(expected[1:], got[1:]), start=1):
         if e is None:
             continue
+        if isinstance(e, str) or isinstance(g, str):
+            assert e == g, f"{spec.name}.{what}: order {order}: torch {e}, glassgrad {g}"
+            continue
         assert g is not None, f"{spec.name}.{what}: order-{order} derivative missing"
         for i, (ei, gi) in enumerate(zip(e, g)):
             if ei is None:
@@ -136,8 +142,15 @@ def compare_shapes(spec, n=7):
     assert repr(gd).replace("glassgrad.", "torch.") == repr(td), spec.name
     if td.has_enumerate_support:
         for expand in (True, False):
-            _close(_np(td.enumerate_support(expand)), _np(gd.enumerate_support(expand)), spec,
-                   "enumerate_support")
+            try:
+                want = _np(td.enumerate_support(expand))
+            except NotImplementedError:
+                try:
+                    gd.enumerate_support(expand)
+                except NotImplementedError:
+                    continue
+                raise AssertionError(f"{spec.name}: torch raises NotImplementedError")
+            _close(want, _np(gd.enumerate_support(expand)), spec, "enumerate_support")
     batch = (2,) + tuple(td.batch_shape)
     te, ge = td.expand(batch), gd.expand(batch)
     assert tuple(ge.batch_shape) == tuple(te.batch_shape) and type(ge) is type(gd), spec.name

@@ -4,11 +4,13 @@ log_prob, entropy and reparameterised samples (``rsample``) are differentiable."
 
 from . import constraints, transforms
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from .counts import Binomial, Multinomial, NegativeBinomial, Poisson
 from .derived import Gumbel, HalfCauchy, HalfNormal, LogisticNormal, LogNormal, Pareto
 from .discrete import (Bernoulli, Categorical, Geometric, OneHotCategorical,
                        OneHotCategoricalStraightThrough)
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
+from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .transformed import Independent, TransformedDistribution
@@ -18,14 +20,15 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
                          SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
                          Transform, identity_transform)
-from . import _kl_mvn, _kl_pairs  # noqa: E402,F401 - register the KL pairs
+from . import _kl_gamma, _kl_mvn, _kl_pairs  # noqa: E402,F401 - register the KL pairs
 
 __all__ = [
     "Bernoulli", "Cauchy", "Categorical", "Distribution", "Exponential", "ExponentialFamily",
     "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal",
     "LogisticNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
     "Pareto", "TransformedDistribution", "Uniform", "MultivariateNormal",
-    "LowRankMultivariateNormal",
+    "LowRankMultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma",
+    "InverseGamma", "StudentT", "Binomial", "Multinomial", "NegativeBinomial", "Poisson",
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
