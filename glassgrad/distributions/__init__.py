@@ -3,6 +3,7 @@ transforms, ``constraints`` and ``kl_divergence``. Parameters are glassgrad Tens
 log_prob, entropy and reparameterised samples (``rsample``) are differentiable."""
 
 from . import constraints, transforms
+from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
 from .counts import Binomial, Multinomial, NegativeBinomial, Poisson
 from .derived import Gumbel, HalfCauchy, HalfNormal, LogisticNormal, LogNormal, Pareto
@@ -35,4 +36,5 @@ __all__ = [
     "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
     "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
     "Transform", "identity_transform", "constraints", "transforms", "kl_divergence", "register_kl",
+    "biject_to", "transform_to",
 ]
