@@ -149,6 +149,11 @@ from ._factories import poisson  # noqa: E402,F401
 # issue 14, review (lane newuser): names old programs probe
 from . import version  # noqa: E402,F401 - torch.version.cuda is None on a CPU-only build
 from ._legacy import set_default_tensor_type  # noqa: E402,F401
+# issue 15, lane dist
+from . import distributions  # noqa: E402
+from .distributions._samplers import (_sample_dirichlet, _standard_gamma,  # noqa: E402,F401
+                                      _standard_gamma_grad, binomial)
+
 # issue 15, lane linalg
 from . import linalg  # noqa: E402,F401
 from ._linalg_top import (  # noqa: E402,F401
