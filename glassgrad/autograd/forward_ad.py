@@ -35,6 +35,7 @@ class _State:
     paused = 0  # > 0 while a JVP rule or a custom Function's forward runs
     prev_trace = None  # the tracer installed before the level opened
     inplace_target = None  # the tensor an in-place op is writing (its tangent comes after)
+    backward_runs = 0  # engine runs while a level is open (NOTE [Forward transforms], func/)
 
 
 def _current_level() -> int:
