@@ -188,3 +188,43 @@ def test_dual_level_as_decorator_and_no_cost_outside():
     from glassgrad.autograd.graph import _Hooks
 
     assert _Hooks.trace is None and _Hooks.forward_ad is None and not _Hooks.any_on
+
+
+def _wrong_jvp_function(lib):
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 0 + 1
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+
+    return Square
+
+
+@pytest.mark.parametrize("case", ["ops", "wrong jvp", "wrong jvp no raise"])
+def test_gradcheck_check_forward_ad(case):
+    def run(lib, ad):
+        x = _data(lib, 2, 3).requires_grad_()
+        y = _data(lib, 3, seed=1).requires_grad_()
+        if case == "ops":
+            return lib.autograd.gradcheck(
+                lambda a, b: ((a * b).tanh().cumsum(1) @ b, a.amax(0)), (x, y),
+                check_forward_ad=True)
+        fn = _wrong_jvp_function(lib)
+        kw = {"check_forward_ad": True, "check_backward_ad": False}
+        if case == "wrong jvp no raise":
+            return lib.autograd.gradcheck(fn.apply, (x,), raise_exception=False, **kw)
+        return _raises(lambda: lib.autograd.gradcheck(fn.apply, (x,), **kw))
+
+    ours, theirs = _both(run)
+    if isinstance(theirs, tuple):
+        assert ours[0] == theirs[0] and ours[1].split("numerical")[0] == theirs[1].split(
+            "numerical")[0]
+    else:
+        assert ours == theirs
