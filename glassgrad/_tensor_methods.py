@@ -10,6 +10,8 @@ from . import _factory_args as _fac
 from . import comparison as cmp
 from . import dtypes
 from . import functional as _fn
+from .autograd import forward_ad
+from .autograd.graph import _Hooks
 from .backend import device as _device
 from .ops import elementwise as ew
 from .ops import indexing as ix
@@ -371,6 +373,8 @@ def _commit(self, result, op):
         self.grad_fn = result.grad_fn
         self._output_nr = result._output_nr
         self._rebase_history()
+    if _Hooks.forward_ad is not None:  # NOTE [Forward AD] in autograd/forward_ad.py
+        forward_ad.commit_tangent(self, result)
     return self
 
 

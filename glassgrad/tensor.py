@@ -14,6 +14,7 @@ from . import dtypes
 from ._layout import strided as _strided
 from .autograd import diagnostics as _diagnostics
 from .autograd import engine
+from .autograd import forward_ad as _forward_ad
 from .autograd import graph as _graph
 from .autograd.grad_mode import _state
 from .autograd.graph import InferenceVersion, RemovableHandle
@@ -333,6 +334,8 @@ class Tensor:
         out._grad_acc = self._grad_acc
         if self.grad_fn is None and self._requires_grad:
             out._grad_acc = None
+        if _graph._Hooks.forward_ad is not None:  # NOTE [Forward AD] in autograd/forward_ad.py
+            _forward_ad.copy_tangent(self, out)
         return out
 
     def retain_grad(self) -> None:

@@ -2,6 +2,7 @@
 functional jacobian/hessian, gradcheck (``torch.autograd``)."""
 
 from . import (  # noqa: F401
+    forward_ad,
     function,
     functional,
     graph,

@@ -25,6 +25,7 @@ from numpy import ndarray as _ndarray
 
 from .. import dtypes
 from . import diagnostics as _diag
+from . import forward_ad as _forward_ad
 from .engine_arrays import run_arrays
 from .grad_mode import _state
 from .graph import (
@@ -218,6 +219,8 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     """Execute the graph behind ``roots``. With ``inputs``, run only what leads to them and return
     the gradient arriving at each input (captured after its hooks). ``user_retain``: user code
     passed ``retain_graph=True`` (NOTE [Diagnostics] records the graph)."""
+    if _Hooks.forward_ad is not None:  # NOTE [Forward transforms] in func/_forward.py
+        _forward_ad._State.backward_runs += 1
     root_edges = [_edge(t) for t in roots]
     # NOTE [Hot path]: deps doubles as the set of nodes seen; roots start at 0 consumers
     deps: dict = {e[0]: 0 for e in root_edges}

@@ -23,10 +23,11 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from ..backend import xp
-from . import engine
+from . import engine, forward_ad
 from .grad_mode import _state, no_grad
 from .graph import Node, SavedTensor, _Hooks, _user_frame, grad_accumulator
 
@@ -173,7 +174,9 @@ class Function:
         is_tensor = tuple(isinstance(a, Tensor) for a in args)
         ctx._needs_input_grad = tuple(t and a._requires_grad for t, a in zip(is_tensor, args))
         recording = _state.enabled and any(ctx._needs_input_grad)
-        with no_grad():
+        # NOTE [Forward AD] in forward_ad.py: forward sees primals; jvp gives the tangents
+        dual = _Hooks.forward_ad is not None
+        with no_grad(), forward_ad.paused() if dual else contextlib.nullcontext():
             if cls.setup_context is not Function.setup_context:
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
@@ -199,6 +202,8 @@ class Function:
             ctx._saved = _save(ctx, outs)
             if _Hooks.record_source:
                 ctx.source = _user_frame()
+        if dual:
+            forward_ad.function_jvp(cls, ctx, args, outs)
         return outs[0] if single else outs
 
 

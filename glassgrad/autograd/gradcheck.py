@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._gradcheck_forward import check_forward_ad as check_forward
 from .engine import grad as _grad
 from .grad_mode import no_grad
 
@@ -83,9 +84,11 @@ def _prepare(inputs):
 
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad=True,
-              fast_mode: bool = False, **kwargs) -> bool:
+              fast_mode: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, **kwargs) -> bool:
     """True if ``func``'s analytic Jacobian matches central differences for every input that
-    requires grad (``torch.autograd.gradcheck``). Raises GradcheckError ("Jacobian mismatch")."""
+    requires grad (``torch.autograd.gradcheck``). Raises GradcheckError ("Jacobian mismatch");
+    ``check_forward_ad`` also checks forward mode's (_gradcheck_forward.py)."""
     from ..tensor import Tensor
 
     inputs = _prepare(inputs if isinstance(inputs, tuple) else _tensors(inputs))
@@ -100,8 +103,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                 "floating point.", UserWarning, stacklevel=2,
             )
     num = _numerical_jacobian(func, inputs, diff_idx, eps)
-    ana = _analytic_jacobian(func, inputs, diff_idx)
-    for oi in range(len(num)):
+    ana = _analytic_jacobian(func, inputs, diff_idx) if check_backward_ad else ()
+    for oi in range(len(num) if check_backward_ad else 0):
         for col, i in enumerate(diff_idx):
             a, n = ana[oi][col], num[oi][col]
             if not np.allclose(a, n, rtol=rtol, atol=atol):
@@ -111,6 +114,9 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                     f"Jacobian mismatch for output {oi} with respect to input {i},\n"
                     f"numerical:{n}\nanalytical:{a}\n"
                 )
+    if check_forward_ad:
+        return check_forward(func, inputs, diff_idx, num, atol=atol, rtol=rtol,
+                             raise_exception=raise_exception, error_cls=GradcheckError)
     return True
 
 

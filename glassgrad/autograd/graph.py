@@ -57,7 +57,6 @@ class _HooksMeta(type):
 
 class _Hooks(metaclass=_HooksMeta):
     """Process-wide switches read on the hot path (one attribute test each when off)."""
-
     saved_tensor_hooks: ClassVar[tuple] = ()  # (pack, unpack) stack from saved_tensors_hooks
     record_source = False  # glass box: remember the user line that created each node
     # NOTE [Diagnostics] in diagnostics.py: nonzero only while something there is being watched
@@ -67,6 +66,7 @@ class _Hooks(metaclass=_HooksMeta):
     trace = None
     watch_ops = False  # grad_consts or trace: ops that record nothing look at their inputs
     any_on = False  # saved_tensor_hooks, record_source or watch_ops: NOTE [Fast path]'s one test
+    forward_ad = None  # NOTE [Forward AD] in forward_ad.py: the op hook while a dual level is open
 
 
 class _Anomaly:

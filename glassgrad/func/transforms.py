@@ -21,6 +21,7 @@ from ..autograd import engine
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.graph import AccumulateGrad
 from ..tensor import Tensor
+from . import _forward
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 
@@ -259,9 +260,10 @@ def vjp(func, *primals, has_aux: bool = False):
 
 
 def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False):
-    """``(func(*primals), J @ tangents)``: the Jacobian-vector product (``torch.func.jvp``),
-    computed as the transpose of a vector-Jacobian product (the double-vjp trick), so every op
-    with a double backward supports it. ``primals``/``tangents`` are tuples of matching shapes."""
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product (``torch.func.jvp``), by
+    forward-mode AD, or where that cannot serve (inside another transform, inputs that require
+    grad: NOTE [Forward transforms] in _forward.py) as the transpose of a vector-Jacobian product
+    (the double-vjp trick). ``primals``/``tangents`` are tuples of matching shapes."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError(  # noqa: TRY004 - PyTorch's exception type
             "jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. it "
@@ -281,6 +283,10 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
                 "jvp(f, primals, tangents): Expected primals and tangents to have the same shape "
                 f"(got {list(p.shape)} and {list(t.shape)})"
             )
+    if _forward.usable(flat_p, flat_t, _depth.value):
+        res = _forward.jvp_forward(func, flat_p, p_spec, flat_t, has_aux)
+        if res is not None:
+            return res
     seq0 = _seq_now()
     with _Level():
         lifted = [_lift(x, "jvp(f, primals, tangents)") for x in flat_p]
@@ -336,13 +342,7 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):
         picked = args[nums] if isinstance(nums, int) else tuple(args[i] for i in nums)
 
         def partial_f(x):
-            full = list(args)
-            if isinstance(nums, int):
-                full[nums] = x
-            else:
-                for i, v in zip(nums, x):
-                    full[i] = v
-            return func(*full, **kwargs)
+            return _call_with(func, args, kwargs, nums, x)
 
         res = vjp(partial_f, picked, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
@@ -372,6 +372,17 @@ def jacrev(func, argnums=0, *, has_aux: bool = False, chunk_size=None):
     return wrapper
 
 
+def _call_with(func, args, kwargs, nums, x):
+    """``func(*args, **kwargs)`` with the differentiated argument(s) ``nums`` replaced by ``x``."""
+    full = list(args)
+    if isinstance(nums, int):
+        full[nums] = x
+    else:
+        for i, v in zip(nums, x):
+            full[i] = v
+    return func(*full, **kwargs)
+
+
 def _basis(flat_out, sizes, total):
     from .. import _factories
 
@@ -391,10 +402,57 @@ def _empty_jac(o, x):
 
 
 def jacfwd(func, argnums=0, has_aux: bool = False, *, randomness: str = "error"):
-    """The Jacobian (``torch.func.jacfwd``), same shapes and structure as ``jacrev``. glassgrad
-    computes it in reverse mode too (it has no forward-mode AD), so the values are identical and
-    only the cost differs from PyTorch's (one VJP per output element, not one JVP per input)."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    """The Jacobian by forward mode (``torch.func.jacfwd``), same shapes and structure as
+    ``jacrev``: one ``jvp`` per input element (a column of the Jacobian each), forward-mode AD
+    where it serves (NOTE [Forward transforms] in _forward.py); reverse mode (``jacrev``) for a
+    ``func`` that differentiates itself, as ``hessian``'s inner ``jacrev`` does."""
+    from .. import _factories
+    from .. import stack as _stack
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        what = "jacfwd(f)(*args)"
+        nums = _check_argnums(argnums, len(args), what)
+        picked = args[nums] if isinstance(nums, int) else tuple(args[i] for i in nums)
+        flat_in, in_spec = tree_flatten(picked)
+        for x in flat_in:
+            _lift(x, what)  # PyTorch's error for a differentiated input that is no Tensor
+
+        def partial_f(*xs):
+            return _call_with(func, args, kwargs, nums, tree_unflatten(list(xs), in_spec))
+
+        zeros = [_factories.zeros(tuple(x.shape), dtype=x.dtype) for x in flat_in]
+        cols = []  # per input element: (flat outputs' tangents, aux)
+        out = aux = None
+        for k, x in enumerate(flat_in):
+            for j in range(x.numel()):
+                e = zeros[k].clone()
+                e.view(-1)[j] = 1.0
+                tangents = tuple(e if i == k else zeros[i] for i in range(len(flat_in)))
+                res = jvp(partial_f, tuple(flat_in), tangents, has_aux=has_aux)
+                out, col = res[0], res[1]
+                aux = res[2] if has_aux else None
+                cols.append((k, tree_flatten(col)[0]))
+        if out is None:  # no input element: run once for the output's shape
+            res = partial_f(*flat_in)
+            out, aux = res if has_aux else (res, None)
+        flat_out, out_spec = tree_flatten(out)
+        per_out = []
+        for m, o in enumerate(flat_out):
+            entries = []
+            for k, x in enumerate(flat_in):
+                mine = [c[m] for kk, c in cols if kk == k]
+                shape = tuple(o.shape) + tuple(x.shape)
+                if not mine:
+                    entries.append(_factories.zeros(shape, dtype=o.dtype))
+                    continue
+                jac = _stack(mine, -1).reshape(shape)
+                entries.append(jac)
+            per_out.append(tree_unflatten(entries, in_spec))
+        jac = tree_unflatten(per_out, out_spec)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
 
 
 def hessian(func, argnums=0):

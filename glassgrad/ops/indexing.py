@@ -11,7 +11,9 @@ import re
 
 import numpy as np
 
+from ..autograd import forward_ad
 from ..autograd.grad_mode import _state
+from ..autograd.graph import _Hooks
 from . import _overlap, _view_meta, primitive
 from ._convert import checked
 from ._forward_errors import broadcast_shapes
@@ -327,6 +329,8 @@ def setitem(input, index, value) -> None:
         target = np.empty(arr.shape, dtype=np.bool_)[idx].shape
         raise _broadcast_error(v._array.shape, target, input, idx) from None
     input._vc[0] += 1
+    if _Hooks.forward_ad is not None:  # NOTE [Forward AD] in autograd/forward_ad.py
+        forward_ad.setitem_tangent(input, idx, v)
     if recording:
         # NOTE: written in place above (no copy of the whole tensor); the node is what
         # IndexPut.apply_inplace would record: IndexPut saves nothing, so no snapshot is needed

@@ -29,6 +29,7 @@ from __future__ import annotations
 import inspect
 
 from ..autograd import diagnostics as _diagnostics
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import _state
 from ..autograd.graph import (
     INFERENCE_VERSION,
@@ -192,6 +193,8 @@ class Primitive:
                     _unrecorded(cls, result, inputs, attrs)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
+        elif _Hooks.forward_ad is not None:  # NOTE [Forward AD] in autograd/forward_ad.py
+            _Hooks.forward_ad(cls, result, inputs, attrs)
         return result
 
     # NOTE [Hot path]: `apply` for one or two inputs and no attributes, spelled out (no argument
@@ -210,6 +213,8 @@ class Primitive:
                 _unrecorded(cls, result, (x,), _NO_ATTRS)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
+        elif _Hooks.forward_ad is not None:
+            _Hooks.forward_ad(cls, result, (x,), _NO_ATTRS)
         return result
 
     @classmethod
@@ -226,6 +231,8 @@ class Primitive:
                 _unrecorded(cls, result, (x, y), _NO_ATTRS)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
+        elif _Hooks.forward_ad is not None:
+            _Hooks.forward_ad(cls, result, (x, y), _NO_ATTRS)
         return result
 
     @classmethod
@@ -245,6 +252,8 @@ class Primitive:
                 _unrecorded(cls, result, (x,), attrs)
         elif _state.inference:
             result._vc = INFERENCE_VERSION
+        elif _Hooks.forward_ad is not None:
+            _Hooks.forward_ad(cls, result, (x,), attrs)
         return result
 
     @classmethod
@@ -260,9 +269,12 @@ class Primitive:
                 inputs = (target._snapshot(), *others)
         elif _state.enabled and target._base is not None and target._base._requires_grad:
             _check_inplace_leaf(target)  # NOTE: a view of a tensor that requires grad
+        tangent = _Hooks.forward_ad and _forward_ad.inplace_begin(cls, target, inputs, attrs)
         try:
             out = cls.forward(xp, *[t._array for t in inputs], **attrs)
         except Exception as exc:  # noqa: BLE001 - NOTE: NumPy may wrap a VmapFallback
+            if tangent is not None:
+                _forward_ad.inplace_end(target, None)
             out = _forward_failed(cls, inputs, attrs, exc)
         if recording:
             read_at = [t._vc[0] for t in inputs]
@@ -277,6 +289,8 @@ class Primitive:
             target._rebase_history()
         elif _Hooks.trace is not None:  # NOTE [Tracing ops] in onnx/tracer.py
             _Hooks.trace(cls, target, inputs, attrs)
+        if tangent is not None:  # NOTE [Forward AD] in autograd/forward_ad.py
+            _forward_ad.inplace_end(target, tangent)
         return target
 
 
