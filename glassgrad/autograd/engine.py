@@ -15,6 +15,7 @@ stay linked until their outputs die; Python frees a long chain iteratively (no r
 from __future__ import annotations
 
 import heapq
+import itertools
 import sys
 import warnings
 from collections import deque
@@ -39,6 +40,7 @@ from .graph import (
 _this = sys.modules[__name__]
 _Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)
 _reduce_batched_grad = None  # NOTE [Dead levels] in func/_batching.py; bound when func is imported
+_TASK_IDS = itertools.count()  # one per run(): its local "task" names the backward (graph task)
 
 
 def _as_tuple(x):
@@ -239,6 +241,7 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     # every node reached; its keys stay while deps' counts change (NOTE: graph_hooks reads it
     # as this frame's local "seen", to tell which nodes this backward runs)
     seen = deps
+    task = next(_TASK_IDS)  # noqa: F841 - read from this frame by graph_hooks._engine_task
     if _Anomaly.enabled and _Anomaly.check_nan:
         from .anomaly import check_graph
 
