@@ -192,11 +192,14 @@ from ._integer_math import gcd, lcm  # noqa: E402,F401
 from ._tensor_methods_special import (  # noqa: E402,F401 - torch's top-level in-place forms
     deg2rad_, erfc_, exp2_, gcd_, i0_, lcm_, ldexp_, logit_, nan_to_num_, rad2deg_, sinc_, xlogy_,
 )
+# issue 15, lane agrad
+from . import _arg_alias  # noqa: E402 - axis=/keepdims= as torch's aliases (NOTE [Alias code])
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())
 _arg_check.install(vars(nn.functional))
 _arg_check.install_methods(Tensor)
+_arg_alias.install(globals(), Tensor)
 
 __version__ = version.__version__
 from . import viz, viz_html  # noqa: E402,F401 - glassgrad.viz.make_dot after a plain import
