@@ -149,6 +149,13 @@ from ._factories import poisson  # noqa: E402,F401
 # issue 14, review (lane newuser): names old programs probe
 from . import version  # noqa: E402,F401 - torch.version.cuda is None on a CPU-only build
 from ._legacy import set_default_tensor_type  # noqa: E402,F401
+# issue 15, lane ops
+from . import _tensor_methods_ops  # noqa: E402,F401 - the lane's Tensor methods
+from ._ops_variants import COPY_FUNCTIONS as _COPIES, INPLACE_FUNCTIONS as _INPLACES  # noqa: E402
+from ._ops_variants import detach  # noqa: E402,F401
+
+globals().update(_INPLACES)
+globals().update(_COPIES)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())
