@@ -153,6 +153,13 @@ from ._legacy import set_default_tensor_type  # noqa: E402,F401
 from . import _tensor_methods_ops  # noqa: E402,F401 - the lane's Tensor methods
 from ._ops_variants import COPY_FUNCTIONS as _COPIES, INPLACE_FUNCTIONS as _INPLACES  # noqa: E402
 from ._ops_variants import detach  # noqa: E402,F401
+from ._ops_construct import (  # noqa: E402,F401
+    block_diag, broadcast_shapes, can_cast, cartesian_prod, combinations, diagflat, dsplit, fill,
+    hsplit, is_same_size, is_signed, kron, meshgrid, nonzero_static, ravel, rsub,
+    scalar_tensor, tril_indices, triu_indices, unravel_index, vsplit,
+)
+from ._dtype_info import finfo, iinfo  # noqa: E402,F401
+from ._ops_construct import range_ as range  # noqa: E402,F401,A004 - torch.range (deprecated)
 
 globals().update(_INPLACES)
 globals().update(_COPIES)

@@ -4,3 +4,11 @@ tensor.py stays small. The in-place and *_copy variants are made in _ops_variant
 from __future__ import annotations
 
 from . import _ops_variants  # noqa: F401 - X_ and X_copy methods
+from . import _ops_construct as _con
+from .tensor import Tensor
+
+for _name in ("diagflat dsplit hsplit vsplit kron ravel is_same_size is_signed "
+              "nonzero_static").split():
+    setattr(Tensor, _name, getattr(_con, _name))
+Tensor.fill_diagonal_ = _con.fill_diagonal_
+Tensor.where = _con.where_method

@@ -1,6 +1,6 @@
-"""Writes whose derivative PyTorch does not define (``x.acosh_()``, ``x.asinh_()``,
-``x.atanh_()``, ``torch.detach_copy``): recorded like any in-place op, so the version counter and leaf checks hold,
-and backward through them raises PyTorch's NotImplementedError."""
+"""Results whose derivative PyTorch does not define (``x.acosh_()``, ``x.asinh_()``,
+``x.atanh_()``, ``torch.detach_copy``): recorded like any op, so the version counter and leaf
+checks hold, and backward through them raises PyTorch's error."""
 
 from __future__ import annotations
 
