@@ -159,6 +159,9 @@ from ._ops_construct import (  # noqa: E402,F401
     scalar_tensor, tril_indices, triu_indices, unravel_index, vsplit,
 )
 from ._dtype_info import finfo, iinfo  # noqa: E402,F401
+from ._ops_stats import (  # noqa: E402,F401
+    cummax, cummin, median, mode, nanmean, nanmedian, nanquantile, quantile,
+)
 from ._ops_construct import range_ as range  # noqa: E402,F401,A004 - torch.range (deprecated)
 
 globals().update(_INPLACES)

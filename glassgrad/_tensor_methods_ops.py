@@ -12,3 +12,8 @@ for _name in ("diagflat dsplit hsplit vsplit kron ravel is_same_size is_signed "
     setattr(Tensor, _name, getattr(_con, _name))
 Tensor.fill_diagonal_ = _con.fill_diagonal_
 Tensor.where = _con.where_method
+
+from . import _ops_stats as _stats
+
+for _name in "median nanmedian mode quantile nanquantile nanmean cummax cummin".split():
+    setattr(Tensor, _name, getattr(_stats, _name))
