@@ -17,3 +17,11 @@ from . import _ops_stats as _stats
 
 for _name in "median nanmedian mode quantile nanquantile nanmean cummax cummin".split():
     setattr(Tensor, _name, getattr(_stats, _name))
+
+from . import _ops_hist as _hist
+from . import _ops_numeric as _num
+
+for _module, _names in ((_hist, "histc histogram bincount"), (_num, "cov corrcoef renorm")):
+    for _name in _names.split():
+        setattr(Tensor, _name, getattr(_module, _name))
+Tensor.renorm_ = _ops_variants.inplace_of(_num.renorm, "renorm_")
