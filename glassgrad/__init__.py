@@ -159,6 +159,9 @@ from ._ops_construct import (  # noqa: E402,F401
     scalar_tensor, tril_indices, triu_indices, unravel_index, vsplit,
 )
 from ._dtype_info import finfo, iinfo  # noqa: E402,F401
+from ._ops_scatter import (  # noqa: E402,F401
+    diagonal_scatter, index_reduce, put, scatter_reduce, select_scatter, slice_scatter,
+)
 from ._ops_hist import bincount, histc, histogram, histogramdd  # noqa: E402,F401
 from ._ops_numeric import (  # noqa: E402,F401
     cdist, corrcoef, cov, cumulative_trapezoid, gradient, pdist, renorm, trapezoid, trapz,

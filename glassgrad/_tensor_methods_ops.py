@@ -25,3 +25,11 @@ for _module, _names in ((_hist, "histc histogram bincount"), (_num, "cov corrcoe
     for _name in _names.split():
         setattr(Tensor, _name, getattr(_module, _name))
 Tensor.renorm_ = _ops_variants.inplace_of(_num.renorm, "renorm_")
+
+from . import _ops_scatter as _sc
+
+for _name in ("scatter_reduce index_reduce put diagonal_scatter select_scatter "
+              "slice_scatter").split():
+    setattr(Tensor, _name, getattr(_sc, _name))
+    if _name in ("scatter_reduce", "index_reduce", "put"):
+        setattr(Tensor, _name + "_", _ops_variants.inplace_of(getattr(_sc, _name), _name + "_"))

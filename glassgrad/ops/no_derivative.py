@@ -26,3 +26,16 @@ class NoDerivative(Primitive):
             f"the derivative for '{what}' is not implemented.\nglassgrad: PyTorch defines no "
             "gradient for this in-place op; use the out-of-place form (y = x.acosh()) instead."
         )
+
+
+class UnsupportedBackward(Primitive):
+    """The identity, whose backward raises RuntimeError ``message``: marks a gradient PyTorch
+    computes but refuses to differentiate again (scatter_reduce prod with repeated zeros)."""
+
+    @staticmethod
+    def forward(xp, x, *, message):
+        return x
+
+    @staticmethod
+    def backward(grad, *, message):
+        raise RuntimeError(message)
