@@ -90,3 +90,49 @@ def test_shape_inplace_keeps_identity_and_history():
         assert y is x and tuple(x.shape) == (3, 2)
         (x * lib.arange(6.0).reshape(3, 2)).sum().backward()
         assert a.grad.tolist() == [0.0, 2.0, 4.0, 1.0, 3.0, 5.0]
+
+
+def _both(fn):
+    return [fn(lib).tolist() for lib in (glassgrad, torch)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor([1.0, 2.0, 3.0]).apply_(lambda v: v * 2 + 1),
+    lambda lib: lib.tensor([1, 2, 3]).apply_(lambda v: v * 2.7),
+    lambda lib: lib.tensor([True, False]).apply_(lambda v: not v),
+    lambda lib: lib.ones(2, 3).t().apply_(lambda v: v + 1),
+    lambda lib: lib.arange(6.0).reshape(2, 3).map_(lib.tensor([1.0, 2.0, 3.0]), lambda a, b: a * b),
+    lambda lib: lib.ones(3).map2_(lib.ones(3), lib.tensor(2.0), lambda a, b, c: a + b * c),
+])
+def test_apply_map_values(make):
+    ours, theirs = _both(make)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("fn,phrase", [
+    (lambda lib: lib.ones(2, requires_grad=True).clone().apply_(lambda v: v),
+     "Can't call apply_() on Variable that requires grad"),
+    (lambda lib: lib.ones(2).map_(lib.ones(2, requires_grad=True), lambda a, b: a),
+     "Can't call map_() on Variable that requires grad"),
+    (lambda lib: lib.ones(2).apply_(lambda v: "a"), "must be real number, not str"),
+    (lambda lib: lib.ones(2).apply_(lambda v: None), "must be real number, not NoneType"),
+    (lambda lib: lib.ones(2).apply_(3), "'int' object is not callable"),
+    (lambda lib: lib.ones(2).map_(lib.ones(2, dtype=lib.float64), lambda a, b: a),
+     "map_: expected torch.FloatTensor for 'other' (got torch.DoubleTensor)"),
+    (lambda lib: lib.ones(2).map2_(lib.ones(2), lib.ones(2, dtype=lib.int64), lambda *a: 1),
+     "map2_: expected torch.FloatTensor for argument 'y' (got torch.LongTensor)"),
+    (lambda lib: lib.ones(2).map_(lib.ones(3), lambda a, b: a), "The expanded size of the"),
+])
+def test_apply_map_errors(fn, phrase):
+    same_error(fn, phrase)
+
+
+def test_apply_write_is_seen_by_saved_tensor_checks():
+    """torch's apply_ leaves the version counter alone, so a node that saved the tensor uses the
+    new values silently; glassgrad bumps it (like every in-place write) and raises instead."""
+    w = glassgrad.ones(3, requires_grad=True)
+    x = glassgrad.ones(3)
+    y = (x * w).sum()
+    x.apply_(lambda a: a * 2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
