@@ -194,6 +194,30 @@ from ._tensor_methods_special import (  # noqa: E402,F401 - torch's top-level in
 )
 # issue 15, lane agrad
 from . import _arg_alias  # noqa: E402 - axis=/keepdims= as torch's aliases (NOTE [Alias code])
+# issue 15, lane ops
+from . import _tensor_methods_ops  # noqa: E402,F401 - the lane's Tensor methods
+from ._ops_variants import COPY_FUNCTIONS as _COPIES, INPLACE_FUNCTIONS as _INPLACES  # noqa: E402
+from ._ops_variants import detach  # noqa: E402,F401
+from ._ops_construct import (  # noqa: E402,F401
+    block_diag, broadcast_shapes, can_cast, cartesian_prod, combinations, diagflat, dsplit, fill,
+    hsplit, is_same_size, is_signed, kron, meshgrid, nonzero_static, ravel, rsub,
+    scalar_tensor, tril_indices, triu_indices, unravel_index, vsplit,
+)
+from ._dtype_info import finfo, iinfo  # noqa: E402,F401
+from ._ops_scatter import (  # noqa: E402,F401
+    diagonal_scatter, index_reduce, put, scatter_reduce, select_scatter, slice_scatter,
+)
+from ._ops_hist import bincount, histc, histogram, histogramdd  # noqa: E402,F401
+from ._ops_numeric import (  # noqa: E402,F401
+    cdist, corrcoef, cov, cumulative_trapezoid, gradient, pdist, renorm, trapezoid, trapz,
+)
+from ._ops_stats import (  # noqa: E402,F401
+    cummax, cummin, median, mode, nanmean, nanmedian, nanquantile, quantile,
+)
+from ._ops_construct import range_ as range  # noqa: E402,F401,A004 - torch.range (deprecated)
+
+globals().update(_INPLACES)
+globals().update(_COPIES)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

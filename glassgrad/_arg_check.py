@@ -89,7 +89,7 @@ def tensor_args(fn, method: bool = False):
 def _public_op(value) -> bool:
     module = getattr(value, "__module__", "") or ""
     return isinstance(value, types.FunctionType) and (
-        module.startswith(("glassgrad.ops.", "glassgrad.nn._functional"))
+        module.startswith(("glassgrad.ops.", "glassgrad.nn._functional", "glassgrad._ops_"))
         or module in ("glassgrad.comparison", "glassgrad.functional")
     )
 
