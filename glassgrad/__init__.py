@@ -149,6 +149,16 @@ from ._factories import poisson  # noqa: E402,F401
 # issue 14, review (lane newuser): names old programs probe
 from . import version  # noqa: E402,F401 - torch.version.cuda is None on a CPU-only build
 from ._legacy import set_default_tensor_type  # noqa: E402,F401
+# issue 15, lane surface
+from . import _tensor_methods_storage  # noqa: E402,F401 - stride(), storage, set_, resize_
+from ._memory_format import (  # noqa: E402,F401
+    channels_last, channels_last_3d, contiguous_format, legacy_contiguous_format, memory_format,
+    preserve_format,
+)
+from ._storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
+from .ops.strided import (  # noqa: E402,F401
+    as_strided, as_strided_copy, as_strided_scatter, empty_permuted, empty_strided,
+)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -7,9 +7,8 @@ from __future__ import annotations
 __all__ = ["layout", "sparse_coo", "strided"]
 
 
-class layout:  # noqa: N801 - torch.layout's name
-    """How a tensor's elements are stored (``torch.layout``); compare by identity:
-    ``x.layout is glassgrad.strided``."""
+class _Named:
+    """A named singleton printed as ``glassgrad.<name>`` (layouts, memory formats)."""
 
     __slots__ = ("_name",)
 
@@ -21,6 +20,13 @@ class layout:  # noqa: N801 - torch.layout's name
 
     def __reduce__(self):
         return self._name  # NOTE: pickles as the module-level singleton, as torch's layouts do
+
+
+class layout(_Named):  # noqa: N801 - torch.layout's name
+    """How a tensor's elements are stored (``torch.layout``); compare by identity:
+    ``x.layout is glassgrad.strided``."""
+
+    __slots__ = ()
 
 
 strided = layout("strided")
