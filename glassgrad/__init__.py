@@ -156,6 +156,7 @@ from ._memory_format import (  # noqa: E402,F401
     preserve_format,
 )
 from ._storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
+from ._interchange import asarray, from_dlpack, from_file, frombuffer, to_dlpack  # noqa: E402,F401
 from .ops.strided import (  # noqa: E402,F401
     as_strided, as_strided_copy, as_strided_scatter, empty_permuted, empty_strided,
 )

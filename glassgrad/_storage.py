@@ -54,10 +54,22 @@ class _Window:
 
     __slots__ = ("__array_interface__", "base")
 
-    def __init__(self, base, lo, n):
+    def __init__(self, base, lo, n, readonly=None):
         self.base = base
-        self.__array_interface__ = {"data": (lo, not base.flags.writeable), "shape": (n,),
-                                    "typestr": "|u1", "version": 3}
+        readonly = not base.flags.writeable if readonly is None else readonly
+        self.__array_interface__ = {"data": (lo, readonly), "shape": (n,), "typestr": "|u1",
+                                    "version": 3}
+
+
+def writable_alias(arr) -> np.ndarray:
+    """``arr`` itself, or a writable array over the same memory when NumPy marked it read-only
+    only for want of a flag (a legacy DLPack capsule, which torch treats as writable)."""
+    if arr.flags.writeable:
+        return arr
+    lo, hi = _byte_bounds(arr)
+    raw = np.asarray(_Window(arr, lo, hi - lo, readonly=False))
+    start = arr.__array_interface__["data"][0] - lo
+    return np.ndarray(arr.shape, arr.dtype, buffer=raw, offset=start, strides=arr.strides)
 
 
 def strides(arr) -> tuple:
