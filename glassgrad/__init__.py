@@ -156,6 +156,20 @@ from ._memory_format import (  # noqa: E402,F401
     preserve_format,
 )
 from ._storage import TypedStorage, UntypedStorage, is_storage  # noqa: E402,F401
+from . import cpu, futures  # noqa: E402,F401
+from .futures import _BaseFuture as Future, fork, wait  # noqa: E402,F401
+from .amp import GradScaler  # noqa: E402,F401
+from ._runtime_surface import (  # noqa: E402,F401
+    AcceleratorError, FatalError, OutOfMemoryError, classproperty, compiled_with_cxx11_abi,
+    get_autocast_cpu_dtype, get_autocast_gpu_dtype, get_autocast_ipu_dtype,
+    get_autocast_xla_dtype, get_device, get_device_module, has_lapack, has_mkl, has_openmp,
+    has_spectral, init_num_threads, is_autocast_cpu_enabled, is_autocast_ipu_enabled,
+    is_autocast_xla_enabled, is_distributed, is_warn_always_enabled, set_anomaly_enabled,
+    set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_gpu_dtype,
+    set_autocast_ipu_dtype, set_autocast_ipu_enabled, set_autocast_xla_dtype,
+    set_autocast_xla_enabled, set_flush_denormal, set_warn_always,
+)
+from ._layout import jagged  # noqa: E402,F401
 from ._interchange import asarray, from_dlpack, from_file, frombuffer, to_dlpack  # noqa: E402,F401
 from .ops.strided import (  # noqa: E402,F401
     as_strided, as_strided_copy, as_strided_scatter, empty_permuted, empty_strided,

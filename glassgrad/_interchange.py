@@ -10,13 +10,13 @@ from __future__ import annotations
 import ctypes
 import enum
 import os
-import warnings
-
 import numpy as np
 
-from . import _storage, dtypes
+from . import _storage, _warn_always, dtypes
 from ._factories import _finish, from_numpy, tensor
 from .tensor import Tensor
+
+_WARNED: set = set()  # NOTE [Warn always] in _warn_always.py
 
 
 class DLDeviceType(enum.IntEnum):
@@ -121,10 +121,11 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Ten
     _check_buffer(buffer, dt, count, offset)
     arr = np.frombuffer(buffer, dtype=dt, count=count, offset=offset)
     if not arr.flags.writeable:
-        warnings.warn(
-            "The given buffer is not writable, and PyTorch does not support non-writable tensors. "
-            "glassgrad: the tensor is read-only (an in-place write raises); copy the buffer, or "
-            "pass a bytearray, to write to it.", UserWarning, stacklevel=2)
+        _warn_always.warn_once(
+            _WARNED, "readonly", "The given buffer is not writable, and PyTorch does not support "
+            "non-writable tensors. glassgrad: the tensor is read-only (an in-place write raises); "
+            "copy the buffer, or pass a bytearray, to write to it. This warning is shown once "
+            "(glassgrad.set_warn_always(True) shows it every time).")
     return _finish(arr, requires_grad)
 
 

@@ -4,7 +4,7 @@ coordinate-format sparse tensors of ``glassgrad/sparse/``. Leaf module (no impor
 
 from __future__ import annotations
 
-__all__ = ["layout", "sparse_coo", "strided"]
+__all__ = ["jagged", "layout", "sparse_coo", "strided"]
 
 
 class _Named:
@@ -31,3 +31,4 @@ class layout(_Named):  # noqa: N801 - torch.layout's name
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+jagged = layout("jagged")  # nested tensors' layout (torch.jagged); no glassgrad tensor has it yet

@@ -11,11 +11,11 @@ writing through them is reading and writing the tensor.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from . import dtypes
+from . import _warn_always, dtypes
+
+_WARNED: set = set()  # NOTE [Warn always] in _warn_always.py
 
 try:  # NumPy 2 moved byte_bounds
     from numpy.lib.array_utils import byte_bounds as _byte_bounds
@@ -292,11 +292,11 @@ def untyped_storage(t) -> UntypedStorage:
 
 def typed_storage(t) -> TypedStorage:
     """``t``'s storage as elements of its dtype (``torch.Tensor.storage``, deprecated there)."""
-    warnings.warn(
-        "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be "
-        "the only storage class. This should only matter to you if you are using storages "
-        "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead of "
-        "tensor.storage()", UserWarning, stacklevel=2)
+    _warn_always.warn_once(
+        _WARNED, "typed", "TypedStorage is deprecated. It will be removed in the future and "
+        "UntypedStorage will be the only storage class. This should only matter to you if you are "
+        "using storages directly.  To access UntypedStorage directly, use "
+        "tensor.untyped_storage() instead of tensor.storage()", stacklevel=3)
     raw = bytes_of(t._array)
     size = t._array.itemsize
     return TypedStorage._wrap(raw[: raw.size // size * size].view(t._array.dtype), t.dtype)

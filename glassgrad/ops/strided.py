@@ -68,6 +68,9 @@ def _geometry(input, size, stride, storage_offset, op):
         raise RuntimeError(f"{op}: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
     arr = input._array
+    if type(arr) is not np.ndarray:  # NOTE: a BatchedArray claims ndarray as its __class__
+        raise RuntimeError(f"{op}: glassgrad has no vmap batching rule for views of a storage "
+                           "(each entry's storage is the batch's); call it outside vmap.")
     offset = _storage.storage_offset(arr) if storage_offset is None else int(storage_offset)
     need = _storage.required_size(size, stride, offset)
     have = _storage.storage_bounds(arr)[1]
