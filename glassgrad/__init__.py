@@ -170,6 +170,7 @@ from ._runtime_surface import (  # noqa: E402,F401
     set_autocast_xla_enabled, set_flush_denormal, set_warn_always,
 )
 from ._layout import jagged  # noqa: E402,F401
+from .sparse._mm_family import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # noqa: E402,F401
 from ._interchange import asarray, from_dlpack, from_file, frombuffer, to_dlpack  # noqa: E402,F401
 from .ops.strided import (  # noqa: E402,F401
     as_strided, as_strided_copy, as_strided_scatter, empty_permuted, empty_strided,
