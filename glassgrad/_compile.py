@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from . import _dynamo
+from . import _dynamo, _warn_always
 from .nn.module import Module
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
@@ -19,7 +19,7 @@ _warned = [False]
 
 
 def _warn_once() -> None:
-    if not _warned[0]:
+    if not _warned[0] or _warn_always.ALWAYS[0]:  # NOTE [Warn always]
         _warned[0] = True
         warnings.warn(
             "glassgrad.compile: glassgrad has no compiler, so the model runs eagerly (the same "

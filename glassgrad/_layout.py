@@ -4,12 +4,11 @@ coordinate-format sparse tensors of ``glassgrad/sparse/``. Leaf module (no impor
 
 from __future__ import annotations
 
-__all__ = ["layout", "sparse_coo", "strided"]
+__all__ = ["jagged", "layout", "sparse_coo", "strided"]
 
 
-class layout:  # noqa: N801 - torch.layout's name
-    """How a tensor's elements are stored (``torch.layout``); compare by identity:
-    ``x.layout is glassgrad.strided``."""
+class _Named:
+    """A named singleton printed as ``glassgrad.<name>`` (layouts, memory formats)."""
 
     __slots__ = ("_name",)
 
@@ -23,5 +22,13 @@ class layout:  # noqa: N801 - torch.layout's name
         return self._name  # NOTE: pickles as the module-level singleton, as torch's layouts do
 
 
+class layout(_Named):  # noqa: N801 - torch.layout's name
+    """How a tensor's elements are stored (``torch.layout``); compare by identity:
+    ``x.layout is glassgrad.strided``."""
+
+    __slots__ = ()
+
+
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+jagged = layout("jagged")  # nested tensors' layout (torch.jagged); no glassgrad tensor has it yet

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import _warn_always, dtypes
 from .tensor import Size, Tensor
 
 _C_NAMES = {
@@ -166,7 +166,7 @@ def set_default_tensor_type(t) -> None:
 
     from . import cuda
 
-    if not _warned_default_type:
+    if not _warned_default_type or _warn_always.ALWAYS[0]:  # NOTE [Warn always]
         _warned_default_type = True
         warnings.warn(
             "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "

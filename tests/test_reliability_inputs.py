@@ -26,6 +26,9 @@ KNOWN = {}
 # glassgrad gives NaN everywhere, so the 24-element sample differs
 _LOGIT_NAN = "torch logit(eps) backward: NaN input -> 0 or NaN depending on vector loop position"
 KNOWN.update({("logit_eps", "nan_inf"): _LOGIT_NAN, ("logit_method", "nan_inf"): _LOGIT_NAN})
+# the as_strided family reads the storage itself: glassgrad's from_numpy of a negative-stride view
+# keeps NumPy's reversed buffer, where torch (whose from_numpy refuses negative strides) gets a copy
+_STORAGE_READERS = "as_strided reads the storage, which a negative-stride NumPy view reverses"
 
 
 def _cases():
@@ -35,6 +38,8 @@ def _cases():
             marks = ()
             if (name, family) in KNOWN:
                 marks = pytest.mark.xfail(reason=KNOWN[(name, family)], strict=True)
+            if family == "negative_strides" and name.startswith("as_strided"):
+                marks = pytest.mark.skip(reason=_STORAGE_READERS)
             params.append(pytest.param(name, family, marks=marks, id=f"{name}-{family}"))
     return params
 

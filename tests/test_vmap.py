@@ -33,6 +33,9 @@ UNSUPPORTED = {
 # PyTorch's batching rule is wrong here (it returns (B, 4, B)): compare with a loop over torch
 TORCH_WRONG = {"index_select-0-d index"}
 UNSUPPORTED_OPS = {"max_pool2d", "adaptive_max_pool2d", "max_pool1d"}
+# a view of a storage at a given offset: under vmap each entry's storage is the batch's
+UNSUPPORTED_OPS |= {"as_strided", "as_strided_method", "as_strided_of_view",
+                    "as_strided_of_expand", "as_strided_copy", "as_strided_scatter"}
 # backward formulas that branch in Python on whether the input has a zero: inside vmap they raise
 # PyTorch's data-dependent control flow error when the batch entries disagree
 DATA_DEPENDENT_BACKWARD = {"prod", "prod_zeros", "cumprod", "cumprod_zeros"}

@@ -41,6 +41,7 @@ import weakref
 
 from numpy import ndarray
 
+from .. import _warn_always
 from . import graph as _graph
 from .graph import AccumulateGrad, SavedTensor, _Hooks
 
@@ -73,7 +74,7 @@ def _user_frame() -> str:
 
 def _warn_at(where: str | None, key, message: str) -> None:
     """Warn once per ``key``, attributed to the user's line ``where`` ("file:line")."""
-    if key in _warned:
+    if key in _warned and not _warn_always.ALWAYS[0]:  # NOTE [Warn always]
         return
     _warned.add(key)
     filename, _, line = (where or "").rpartition(":")

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
+from .. import _warn_always
 from ..ops.primitive import VmapFallback
 
 _warned: set = set()
@@ -30,7 +31,7 @@ _warned: set = set()
 
 def warn_fallback(what: str, size: int) -> None:
     """One warning per op that runs as a loop over the batch (PyTorch's wording first)."""
-    if what in _warned:
+    if what in _warned and not _warn_always.ALWAYS[0]:  # NOTE [Warn always]
         return
     _warned.add(what)
     warnings.warn(

@@ -1,3 +1,3 @@
 """glassgrad.utils (``torch.utils``): ``data`` holds datasets, samplers and the DataLoader."""
 
-from . import checkpoint, data  # noqa: F401
+from . import checkpoint, data, dlpack  # noqa: F401
