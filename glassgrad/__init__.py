@@ -178,6 +178,7 @@ from .ops.complex_ops import (  # noqa: E402,F401
     angle, complex, conj, conj_physical, imag, is_complex, is_conj, is_neg, polar, real,
     resolve_conj, resolve_neg, sgn, view_as_complex, view_as_complex_copy, view_as_real,
     view_as_real_copy,
+)
 # issue 15, lane special
 from . import special  # noqa: E402,F401 - torch.special
 from . import _tensor_methods_special  # noqa: E402,F401
