@@ -31,12 +31,42 @@ Digamma = _unary("Digamma", lambda xp, x: _k.run(sc.psi, x),
                  lambda g, x: (g * Polygamma.apply(x, n=1),))
 
 
+def _polygamma(n, x):
+    out = sc.polygamma(n, x)
+    # NOTE: torch's trigamma is nan at -inf, its polygamma (through its zeta) nan at +inf
+    return np.where(((x == -np.inf) & (n == 1)) | ((x == np.inf) & (n >= 2)), np.nan, out)
+
+
+def _zeta(x, q):
+    # NOTE: torch's zeta(x, inf) is nan, but inf at its pole x = 1 (tested first)
+    return np.where((q == np.inf) & (x != 1), np.nan, sc.zeta(x, q))
+
+
+def _incomplete(kernel, at_zero):
+    """scipy's regularized incomplete gamma with PyTorch's special cases, taken in its order so
+    that a nan operand gives torch's value (P(nan, 0) = 0): a or x < 0 -> nan; a = 0 -> the
+    value at x > 0, else nan; x = 0 -> P = 0 (Q = 1); a = inf -> nan for x = inf, else the
+    value at 0; x = inf -> 1 - the value at 0."""
+    def fn(a, x):  # (the last case first: np.where, not np.select, which vmap cannot batch)
+        out = np.where(np.isinf(x), 1.0 - at_zero, kernel(a, x))
+        out = np.where(np.isinf(a), np.where(np.isinf(x), np.nan, at_zero), out)
+        out = np.where(x == 0, at_zero, out)
+        out = np.where(a == 0, np.where(x > 0, 1.0 - at_zero, np.nan), out)
+        return np.where((x < 0) | (a < 0), np.nan, out)
+
+    return fn
+
+
+_gammainc = _incomplete(sc.gammainc, 0.0)
+_gammaincc = _incomplete(sc.gammaincc, 1.0)
+
+
 class Polygamma(Primitive):
     saves = ("x",)
 
     @staticmethod
     def forward(xp, x, *, n):
-        return _k.run(lambda a: sc.polygamma(n, a), x)
+        return _k.run(lambda a: _polygamma(n, a), x)
 
     @staticmethod
     def backward(grad, x, *, n):
@@ -58,7 +88,7 @@ class Igamma(Primitive):
 
     @staticmethod
     def forward(xp, a, x):
-        return _k.run(sc.gammainc, a, x)
+        return _k.run(_gammainc, a, x)
 
     @classmethod
     def _backward(cls, grad, a, x, needs_input_grad, name):
@@ -79,7 +109,7 @@ class Igammac(Igamma):
 
     @staticmethod
     def forward(xp, a, x):
-        return _k.run(sc.gammaincc, a, x)
+        return _k.run(_gammaincc, a, x)
 
     @staticmethod
     def backward(grad, a, x, needs_input_grad):
@@ -95,7 +125,7 @@ class Zeta(Primitive):
 
     @staticmethod
     def forward(xp, x, q):
-        return _k.run(sc.zeta, x, q)
+        return _k.run(_zeta, x, q)
 
     @staticmethod
     def backward(grad, x, q, needs_input_grad):
