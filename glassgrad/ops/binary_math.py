@@ -209,12 +209,16 @@ def copysign(input, other, *, out=None):
         raise TypeError(f"copysign(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     x, y = promote(input, other, "copysign", float_only=True)
+    if x._array.dtype.kind == "c":  # NOTE: for when complex dtypes arrive (issue 15, lane cfft)
+        raise _k.not_implemented("copysign_cpu", x._array.dtype, "copysign")
     return _k.with_out(Copysign.apply(x, y), out, "copysign")
 
 
 def check_heaviside(input, values):
     """heaviside's operands: two Tensors of one dtype (PyTorch promotes neither)."""
     _k.tensors(input, values, "heaviside", ("input", "values"))
+    if input._array.dtype.kind == "c" or values._array.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input._array.dtype != values._array.dtype:
         raise RuntimeError(
             "heaviside is not yet implemented for tensors with different dtypes.\nglassgrad: "
@@ -232,6 +236,8 @@ def _maximum_fn(prim, op):
     def fn(input, other, *, out=None):
         _k.tensors(input, other, op)
         x, y = promote(input, other, op)
+        if x._array.dtype.kind == "c":
+            raise RuntimeError(f"{op} not implemented for complex tensors.")
         return _k.with_out(prim.apply(x, y), out, op)
 
     fn.__name__ = fn.__qualname__ = op
