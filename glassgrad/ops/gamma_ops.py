@@ -73,6 +73,25 @@ class Polygamma(Primitive):
         return (grad * Polygamma.apply(x, n=n + 1),)
 
 
+def _mvlgamma(x, p):
+    shifts = x[..., None] - np.arange(p, dtype=x.dtype) / 2  # x, x - 1/2, ..., x - (p - 1)/2
+    return _lgamma(shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+class Mvlgamma(Primitive):
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x, *, p):
+        return _k.run(lambda a: _mvlgamma(a, p), x)
+
+    @staticmethod
+    def backward(grad, x, *, p):
+        # PyTorch's mvlgamma_backward: the sum of digamma over the p shifts
+        offsets = primitive._make(np.arange(p, dtype=x._array.dtype) / -2.0)
+        return (grad * Digamma.apply(x.unsqueeze(-1) + offsets).sum(-1),)
+
+
 def _not_implemented_grad(what: str) -> NotImplementedError:
     return NotImplementedError(
         f"the derivative for '{what}' is not implemented.\nglassgrad: as in PyTorch; detach "
@@ -178,10 +197,7 @@ def mvlgamma(input, p, *, out=None):
         raise RuntimeError("p has to be greater than or equal to 1\nglassgrad: p is the "
                            f"dimension of the multivariate gamma function, got {p}.")
     x = _k.float_input(input, "mvlgamma", "arange_cpu")
-    # NOTE: one lgamma over a trailing axis of the p shifts x, x - 1/2, ..., x - (p - 1)/2
-    offsets = primitive._make(np.arange(p, dtype=x._array.dtype) / -2.0)
-    result = Lgamma.apply(x.unsqueeze(-1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
-    return _k.with_out(result, out, "mvlgamma")
+    return _k.with_out(Mvlgamma.apply(x, p=int(p)), out, "mvlgamma")
 
 
 def _incomplete_gamma(prim, op, kernel, doc):
