@@ -52,6 +52,8 @@ CASES = {
     "ndtr_list": lambda m, t: m.special.ndtr([0.5]),
     # out= under autograd, in-place into an integer tensor
     "lgamma_out_grad": lambda m, t: m.lgamma(t["g"], out=m.empty(2, dtype=m.float64)),
+    "ndtr_out_long": lambda m, t: m.special.ndtr(t["f"], out=m.empty(2, dtype=m.int64)),
+    "hypot_out_bool": lambda m, t: m.hypot(t["f"], t["f"], out=m.empty(2, dtype=m.bool)),
     "digamma_int_inplace": lambda m, t: t["i"].digamma_(),
     "lgamma_int_inplace": lambda m, t: t["i"].lgamma_(),
     "i0_int_inplace": lambda m, t: t["i"].i0_(),
@@ -87,7 +89,8 @@ CASES = {
     "hypot__leaf": lambda m, t: t["g"].hypot_(t["f"]),
     "heaviside_grad": lambda m, t: _backward(m, lambda m, t: m.heaviside(t["g"], t["f"])),
     # an in-place op whose other operand is the tensor written (saved, then modified)
-    "float_power__self": lambda m, t: _backward(m, lambda m, t: _self_operand(t["g"] * 1, "float_power_")),
+    "float_power__self": lambda m, t: _backward(
+        m, lambda m, t: _self_operand(t["g"] * 1, "float_power_")),
     "hypot__self": lambda m, t: _backward(m, lambda m, t: _self_operand(t["g"] * 1, "hypot_")),
     # derivatives PyTorch does not implement
     "igamma_grad_a": lambda m, t: _backward(m, lambda m, t: m.igamma(t["g"], t["f"])),
@@ -125,3 +128,32 @@ def test_no_grad_through_out_free_path():
         assert r is out
     np.testing.assert_allclose(glassgrad.lgamma(glassgrad.tensor([0.5, 2.0, 3.5])).numpy(),
                                torch.lgamma(torch.tensor([0.5, 2.0, 3.5])).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["i0e_float32", "hypot_resize", "gcd_int32", "frexp_pair",
+                                  "logsumexp_0d", "bessel_j0_empty"])
+def test_out_matches_torch(name):
+    """out=: the result written (cast to out's dtype of the same kind), out returned, resized
+    with torch's warning when it had elements of another shape."""
+    cases = {
+        "i0e_float32": lambda m, f: m.special.i0e(f, out=m.empty(2, dtype=m.float32)),
+        "hypot_resize": lambda m, f: m.hypot(f, f, out=m.empty(3, dtype=m.float64)),
+        "gcd_int32": lambda m, f: m.gcd(m.tensor([4, 6]), m.tensor([6, 4]),
+                                        out=m.empty(2, dtype=m.int32)),
+        "frexp_pair": lambda m, f: m.frexp(f, out=(m.empty(2, dtype=m.float64),
+                                                   m.empty(2, dtype=m.int32))),
+        "logsumexp_0d": lambda m, f: m.special.logsumexp(f, 0, out=m.empty((), dtype=m.float64)),
+        "bessel_j0_empty": lambda m, f: m.special.bessel_j0(f, out=m.empty(0, dtype=m.float64)),
+    }
+    results = []
+    for lib in (torch, glassgrad):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = cases[name](lib, lib.tensor([0.5, 1.5], dtype=lib.float64))
+        results.append((out if isinstance(out, tuple) else (out,),
+                        [str(w.message).split(" since")[0] for w in caught]))
+    (theirs, t_warn), (ours, g_warn) = results
+    assert g_warn == t_warn
+    for a, b in zip(ours, theirs):
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)

@@ -97,3 +97,28 @@ def test_frexp_named_tuple():
         torch.tensor(x, dtype=torch.float64))
     np.testing.assert_array_equal(ours.exponent.numpy(), theirs.exponent.numpy())
     np.testing.assert_array_equal(ours.mantissa.numpy(), theirs.mantissa.numpy())
+
+
+# expression on `m` (the library), x (float64, requires grad) and y (float64)
+GRAD_FN = [
+    "m.lgamma(x)", "m.digamma(x)", "m.polygamma(2, x)", "m.polygamma(1, x)", "m.mvlgamma(x + 2, 2)",
+    "m.igamma(y, x)", "m.special.gammaincc(y, x)", "m.special.zeta(y + 1, x)", "m.i0(x)",
+    "m.special.i0e(x)", "m.special.i1(x)", "m.special.i1e(x)", "m.special.ndtri(x / 3)",
+    "m.special.log_ndtr(x)", "m.special.erfcx(x)", "m.special.entr(x)", "m.sinc(x)", "m.exp2(x)",
+    "m.special.xlog1py(x, x)", "m.logaddexp(x, y)", "m.logaddexp2(x, y)", "m.hypot(x, y)",
+    "m.copysign(x, y)", "m.copysign(x, -1.0)", "m.heaviside(x, x)", "m.nextafter(x, y)",
+    "m.fmax(x, y)", "m.fmin(x, y)", "m.nan_to_num(x)", "m.frexp(x)[0]", "m.float_power(x, 2)",
+    "m.ldexp(x, y)", "m.deg2rad(x)", "m.rad2deg(x)", "m.special.multigammaln(x + 2, 2)",
+]
+
+
+def test_grad_fn_names_match_torch():
+    """The nodes a user prints read as torch's (``special.ndtr`` excepted: torch's composite ends
+    in MulBackward1, its Scalar overload of mul, glassgrad's in MulBackward0)."""
+    for expr in GRAD_FN:
+        names = []
+        for m in (torch, glassgrad):
+            x = m.tensor([0.3, 0.7], dtype=m.float64, requires_grad=True)
+            y = m.tensor([1.3, 2.0], dtype=m.float64)
+            names.append(type(eval(expr, {"m": m, "x": x, "y": y}).grad_fn).__name__)
+        assert names[1] == names[0], expr

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ._names import SCALAR_TYPE
+from ._names import SCALAR_TYPE, cast_error
 from ._util import cast, half, is_tensor, promote, resize_out
 from .piecewise import _fp_quiet
 
@@ -77,6 +77,8 @@ def with_out(result, out, op: str):
         raise RuntimeError(
             f"{op}(): functions with out=... arguments don't support automatic differentiation, "
             "but one of the arguments requires grad.")
+    if result.dtype._kind > out.dtype._kind:  # (the result's own dtype named, not the default)
+        raise cast_error(result.dtype, out.dtype, op)
     resize_out(out, result._array.shape)
     out._write(result._array, op)
     return out

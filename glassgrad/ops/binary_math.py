@@ -75,8 +75,14 @@ class Copysign(Primitive):
         return grad * where(x == 0, 0.0, result / x), None
 
 
+class CopysignScalar(Copysign):
+    node_name = "CopysignBackward1"  # torch's overload for a number ``other``
+
+
 class Heaviside(Primitive):
     """``x < 0: 0``, ``x == 0: values``, ``x > 0: 1`` (nan counts as not positive, as torch)."""
+
+    node_name = "NotImplemented"  # torch's node for an op without a derivative formula
 
     @staticmethod
     def forward(xp, x, values):
@@ -159,6 +165,41 @@ class NanToNum(Primitive):
         return (where(x.isfinite(), grad, 0.0),)
 
 
+class Ldexp(Primitive):
+    """``x * 2**other`` (other of x's dtype: an integer exponent promoted, as torch)."""
+
+    saves = ("other", "result")
+
+    @staticmethod
+    def forward(xp, x, other):
+        return x * _k.run(np.exp2, other)
+
+    @staticmethod
+    def backward(grad, other, result):
+        # NOTE: 2**other in floating point: torch's integer 2 ** other is 0 for other < 0
+        return grad * Exp2.apply(other), grad * result * _LN2
+
+
+class Angle(Primitive):
+    """``x * factor``: degrees and radians (``Deg2RadBackward0``, ``Rad2DegBackward0``)."""
+
+    @staticmethod
+    def forward(xp, x, *, factor):
+        return x * np.asarray(factor, x.dtype)
+
+    @staticmethod
+    def backward(grad, *, factor):
+        return (grad * factor,)
+
+
+class Deg2Rad(Angle):
+    pass
+
+
+class Rad2Deg(Angle):
+    pass
+
+
 class Frexp(Primitive):
     """The mantissa of ``x = mantissa * 2**exponent`` (|mantissa| in [0.5, 1))."""
 
@@ -209,12 +250,17 @@ def copysign(input, other, *, out=None):
         raise TypeError(f"copysign(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     x, y = promote(input, other, "copysign", float_only=True)
-    return _k.with_out(Copysign.apply(x, y), out, "copysign")
+    if x._array.dtype.kind == "c":  # NOTE: for when complex dtypes arrive (issue 15, lane cfft)
+        raise _k.not_implemented("copysign_cpu", x._array.dtype, "copysign")
+    prim = Copysign if is_tensor(other) else CopysignScalar
+    return _k.with_out(prim.apply(x, y), out, "copysign")
 
 
 def check_heaviside(input, values):
     """heaviside's operands: two Tensors of one dtype (PyTorch promotes neither)."""
     _k.tensors(input, values, "heaviside", ("input", "values"))
+    if input._array.dtype.kind == "c" or values._array.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input._array.dtype != values._array.dtype:
         raise RuntimeError(
             "heaviside is not yet implemented for tensors with different dtypes.\nglassgrad: "
@@ -232,6 +278,8 @@ def _maximum_fn(prim, op):
     def fn(input, other, *, out=None):
         _k.tensors(input, other, op)
         x, y = promote(input, other, op)
+        if x._array.dtype.kind == "c":
+            raise RuntimeError(f"{op} not implemented for complex tensors.")
         return _k.with_out(prim.apply(x, y), out, op)
 
     fn.__name__ = fn.__qualname__ = op
@@ -292,23 +340,23 @@ def ldexp(input, other, *, out=None):
     """``input * 2**other`` broadcast; integer operands -> default float dtype
     (``torch.ldexp``)."""
     _k.tensors(input, other, "ldexp")
-    x = _float_input(input, "ldexp")
-    return _k.with_out(x * Exp2.apply(_float_input(other, "ldexp")), out, "ldexp")
+    x, exponent = promote(input, other, "ldexp", float_only=True)
+    return _k.with_out(Ldexp.apply(x, exponent), out, "ldexp")
 
 
-def _angle_fn(factor, op):
+def _angle_fn(prim, factor, op):
     def fn(input, *, out=None):
         if is_tensor(input) and input._array.dtype.kind == "c":
             raise RuntimeError(f"{op} is not supported for complex tensors.")
-        return _k.with_out(_float_input(input, op) * factor, out, op)
+        return _k.with_out(prim.apply(_float_input(input, op), factor=factor), out, op)
 
     fn.__name__ = fn.__qualname__ = op
     return fn
 
 
-deg2rad = _angle_fn(math.pi / 180, "deg2rad")
+deg2rad = _angle_fn(Deg2Rad, math.pi / 180, "deg2rad")
 deg2rad.__doc__ = "Degrees to radians elementwise (``torch.deg2rad``); integers -> float."
-rad2deg = _angle_fn(180 / math.pi, "rad2deg")
+rad2deg = _angle_fn(Rad2Deg, 180 / math.pi, "rad2deg")
 rad2deg.__doc__ = "Radians to degrees elementwise (``torch.rad2deg``); integers -> float."
 
 

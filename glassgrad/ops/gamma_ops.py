@@ -31,16 +31,65 @@ Digamma = _unary("Digamma", lambda xp, x: _k.run(sc.psi, x),
                  lambda g, x: (g * Polygamma.apply(x, n=1),))
 
 
+def _polygamma(n, x):
+    out = sc.polygamma(n, x)
+    # NOTE: torch's trigamma is nan at -inf, its polygamma (through its zeta) nan at +inf
+    return np.where(((x == -np.inf) & (n == 1)) | ((x == np.inf) & (n >= 2)), np.nan, out)
+
+
+def _zeta(x, q):
+    # NOTE: torch's zeta(x, inf) is nan, but inf at its pole x = 1 (tested first)
+    return np.where((q == np.inf) & (x != 1), np.nan, sc.zeta(x, q))
+
+
+def _incomplete(kernel, at_zero):
+    """scipy's regularized incomplete gamma with PyTorch's special cases, taken in its order so
+    that a nan operand gives torch's value (P(nan, 0) = 0): a or x < 0 -> nan; a = 0 -> the
+    value at x > 0, else nan; x = 0 -> P = 0 (Q = 1); a = inf -> nan for x = inf, else the
+    value at 0; x = inf -> 1 - the value at 0."""
+    def fn(a, x):  # (the last case first: np.where, not np.select, which vmap cannot batch)
+        out = np.where(np.isinf(x), 1.0 - at_zero, kernel(a, x))
+        out = np.where(np.isinf(a), np.where(np.isinf(x), np.nan, at_zero), out)
+        out = np.where(x == 0, at_zero, out)
+        out = np.where(a == 0, np.where(x > 0, 1.0 - at_zero, np.nan), out)
+        return np.where((x < 0) | (a < 0), np.nan, out)
+
+    return fn
+
+
+_gammainc = _incomplete(sc.gammainc, 0.0)
+_gammaincc = _incomplete(sc.gammaincc, 1.0)
+
+
 class Polygamma(Primitive):
     saves = ("x",)
 
     @staticmethod
     def forward(xp, x, *, n):
-        return _k.run(lambda a: sc.polygamma(n, a), x)
+        return _k.run(lambda a: _polygamma(n, a), x)
 
     @staticmethod
     def backward(grad, x, *, n):
         return (grad * Polygamma.apply(x, n=n + 1),)
+
+
+def _mvlgamma(x, p):
+    shifts = x[..., None] - np.arange(p, dtype=x.dtype) / 2  # x, x - 1/2, ..., x - (p - 1)/2
+    return _lgamma(shifts).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+class Mvlgamma(Primitive):
+    saves = ("x",)
+
+    @staticmethod
+    def forward(xp, x, *, p):
+        return _k.run(lambda a: _mvlgamma(a, p), x)
+
+    @staticmethod
+    def backward(grad, x, *, p):
+        # PyTorch's mvlgamma_backward: the sum of digamma over the p shifts
+        offsets = primitive._make(np.arange(p, dtype=x._array.dtype) / -2.0)
+        return (grad * Digamma.apply(x.unsqueeze(-1) + offsets).sum(-1),)
 
 
 def _not_implemented_grad(what: str) -> NotImplementedError:
@@ -58,7 +107,7 @@ class Igamma(Primitive):
 
     @staticmethod
     def forward(xp, a, x):
-        return _k.run(sc.gammainc, a, x)
+        return _k.run(_gammainc, a, x)
 
     @classmethod
     def _backward(cls, grad, a, x, needs_input_grad, name):
@@ -79,7 +128,7 @@ class Igammac(Igamma):
 
     @staticmethod
     def forward(xp, a, x):
-        return _k.run(sc.gammaincc, a, x)
+        return _k.run(_gammaincc, a, x)
 
     @staticmethod
     def backward(grad, a, x, needs_input_grad):
@@ -95,7 +144,7 @@ class Zeta(Primitive):
 
     @staticmethod
     def forward(xp, x, q):
-        return _k.run(sc.zeta, x, q)
+        return _k.run(_zeta, x, q)
 
     @staticmethod
     def backward(grad, x, q, needs_input_grad):
@@ -148,10 +197,7 @@ def mvlgamma(input, p, *, out=None):
         raise RuntimeError("p has to be greater than or equal to 1\nglassgrad: p is the "
                            f"dimension of the multivariate gamma function, got {p}.")
     x = _k.float_input(input, "mvlgamma", "arange_cpu")
-    # NOTE: one lgamma over a trailing axis of the p shifts x, x - 1/2, ..., x - (p - 1)/2
-    offsets = primitive._make(np.arange(p, dtype=x._array.dtype) / -2.0)
-    result = Lgamma.apply(x.unsqueeze(-1) + offsets).sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
-    return _k.with_out(result, out, "mvlgamma")
+    return _k.with_out(Mvlgamma.apply(x, p=int(p)), out, "mvlgamma")
 
 
 def _incomplete_gamma(prim, op, kernel, doc):

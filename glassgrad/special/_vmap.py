@@ -9,7 +9,7 @@ from ..func._batched_rules import RULES, _elementwise
 ELEMENTWISE = (
     "Lgamma Digamma Polygamma Igamma Igammac Zeta I0 I0e I1 I1e Ndtri LogNdtr Erfcx Entr Sinc "
     "Exp2 Xlog1py Logaddexp Logaddexp2 Hypot Copysign Heaviside Nextafter Fmax Fmin NanToNum Frexp "
-    "Erfc Erfinv Logit Xlogy"
+    "Erfc Erfinv Logit Xlogy Ldexp Deg2Rad Rad2Deg Mvlgamma"
 ).split()
 for _name in ELEMENTWISE:
     RULES.setdefault(_name, _elementwise)

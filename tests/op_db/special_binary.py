@@ -26,7 +26,8 @@ def _frexp(rng):
 def _nonfinite(rng):
     x = rng.uniform(-2, 2, size=(3, 4))
     x[0, :3] = [np.nan, np.inf, -np.inf]
-    return [Sample((x,), desc="nan and inf"), Sample((rng.uniform(-2, 2, size=(4,)),), desc="finite"),
+    return [Sample((x,), desc="nan and inf"),
+            Sample((rng.uniform(-2, 2, size=(4,)),), desc="finite"),
             Sample((np.array([1, 2], np.int64),), desc="int64")]
 
 
