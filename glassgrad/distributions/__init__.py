@@ -13,7 +13,9 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
 from .kl import kl_divergence, register_kl
+from .misc import ContinuousBernoulli, GeneralizedPareto, Kumaraswamy, VonMises, Weibull
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
+from .relaxed import MixtureSameFamily, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed import Independent, TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
                          CorrCholeskyTransform, CumulativeDistributionTransform, ExpTransform,
@@ -21,7 +23,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
                          SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
                          Transform, identity_transform)
-from . import _kl_gamma, _kl_mvn, _kl_pairs  # noqa: E402,F401 - register the KL pairs
+from . import _kl_gamma, _kl_misc, _kl_mvn, _kl_pairs  # noqa: E402,F401 - register KL pairs
 
 __all__ = [
     "Bernoulli", "Cauchy", "Categorical", "Distribution", "Exponential", "ExponentialFamily",
@@ -30,6 +32,8 @@ __all__ = [
     "Pareto", "TransformedDistribution", "Uniform", "MultivariateNormal",
     "LowRankMultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma",
     "InverseGamma", "StudentT", "Binomial", "Multinomial", "NegativeBinomial", "Poisson",
+    "ContinuousBernoulli", "GeneralizedPareto", "Kumaraswamy", "VonMises", "Weibull",
+    "MixtureSameFamily", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
