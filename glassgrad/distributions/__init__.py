@@ -13,6 +13,7 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
 from .kl import kl_divergence, register_kl
+from .matrix_dists import LKJCholesky, Wishart
 from .misc import ContinuousBernoulli, GeneralizedPareto, Kumaraswamy, VonMises, Weibull
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .relaxed import MixtureSameFamily, RelaxedBernoulli, RelaxedOneHotCategorical
@@ -33,7 +34,8 @@ __all__ = [
     "LowRankMultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma",
     "InverseGamma", "StudentT", "Binomial", "Multinomial", "NegativeBinomial", "Poisson",
     "ContinuousBernoulli", "GeneralizedPareto", "Kumaraswamy", "VonMises", "Weibull",
-    "MixtureSameFamily", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "MixtureSameFamily", "RelaxedBernoulli", "RelaxedOneHotCategorical", "LKJCholesky",
+    "Wishart",
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
