@@ -12,15 +12,15 @@ from . import constraints
 from ._params import probs_or_logits
 from ._transform_maps import ExpTransform, SigmoidTransform
 from .derived import _Derived
-from .discrete import Categorical, _expand_binary
+from .discrete import Categorical, _BinaryParams, _expand_binary
 from .distribution import Distribution
-from .utils import clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli", "ExpRelaxedCategorical",
            "RelaxedOneHotCategorical", "MixtureSameFamily"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_BinaryParams, Distribution):
     """The logit of a RelaxedBernoulli sample: ``(logit(u) + logits) / temperature``."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -37,17 +37,6 @@ class LogitRelaxedBernoulli(Distribution):
         new.temperature = self.temperature
         return new
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
