@@ -2,6 +2,8 @@
 transforms, ``constraints`` and ``kl_divergence``. Parameters are glassgrad Tensors, so
 log_prob, entropy and reparameterised samples (``rsample``) are differentiable."""
 
+import sys
+
 from . import constraints, transforms
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
@@ -44,3 +46,7 @@ __all__ = [
     "Transform", "identity_transform", "constraints", "transforms", "kl_divergence", "register_kl",
     "biject_to", "transform_to",
 ]
+
+from . import _module_aliases  # noqa: E402
+
+_module_aliases.install(sys.modules[__name__])
