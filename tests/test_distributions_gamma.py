@@ -171,3 +171,13 @@ def test_exponential_family_bregman_entropy(name, make, params):
     out[1] = (out[1][0], out[1][1].entropy().detach().numpy())
     np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(out[1][0], out[1][1], rtol=1e-9, atol=1e-12)
+
+
+def test_binomial_errors_match_torch():
+    for bad, err in [(lambda m: m.binomial(3.0, 0.5), TypeError),
+                     (lambda m: m.binomial(m.tensor([3]), m.tensor([0.5])), ValueError)]:
+        with pytest.raises(err) as te:
+            bad(torch)
+        with pytest.raises(err) as ge:
+            bad(glassgrad)
+        assert str(ge.value).split("\n")[0].split(", got")[0] == str(te.value).split(", got")[0]
