@@ -138,3 +138,26 @@ def test_draws_equal_torch(name):
 @pytest.mark.parametrize("spec", [s for s in SPECS if "Multivariate" in s.name], ids=repr)
 def test_multivariate_matrices(spec, what):
     compare(spec, what)
+
+
+def test_torch_module_paths_exist():
+    """Every torch.distributions submodule (normal, transformed_distribution, kl, ...) has a
+    glassgrad counterpart holding the same public names, importable by its dotted path."""
+    import importlib
+
+    import torch.distributions as TD
+
+    import glassgrad.distributions as GD
+
+    modules = [n for n in dir(TD) if not n.startswith("_")
+               and type(getattr(TD, n)).__name__ == "module"]
+    assert len(modules) > 40
+    for name in modules:
+        mine = importlib.import_module(f"glassgrad.distributions.{name}")
+        assert mine is getattr(GD, name)
+        missing = [n for n in getattr(getattr(TD, name), "__all__", [])
+                   if not hasattr(mine, n)]
+        assert not missing, (name, missing)
+    from glassgrad.distributions.normal import Normal
+
+    assert Normal is GD.Normal

@@ -142,3 +142,42 @@ def test_binomial_top_level():
     assert out.dtype == glassgrad.float32 and tuple(out.shape) == tuple(ref.shape)
     np.testing.assert_array_equal(out.numpy()[:, 1:], ref.numpy()[:, 1:])  # the certain ones
     np.testing.assert_array_equal(out.numpy()[1], [5.0, 0.0])
+
+
+@pytest.mark.parametrize("name,make,params", [
+    ("Normal", lambda m, a, b: m.distributions.Normal(a, b), [[0.3, -1.0], [0.7, 2.0]]),
+    ("Exponential", lambda m, r: m.distributions.Exponential(r), [[0.7, 2.0]]),
+    ("Bernoulli", lambda m, p: m.distributions.Bernoulli(p), [[0.3, 0.8]]),
+    ("Poisson", lambda m, r: m.distributions.Poisson(r), [[0.7, 2.0]]),
+    ("Gamma", lambda m, a, b: m.distributions.Gamma(a, b), [[0.7, 2.5], [0.5, 2.0]]),
+    ("Beta", lambda m, a, b: m.distributions.Beta(a, b), [[0.7, 2.5], [1.5, 3.0]]),
+    ("Dirichlet", lambda m, a: m.distributions.Dirichlet(a), [[[0.7, 2.5, 1.0]]]),
+    ("ContinuousBernoulli", lambda m, p: m.distributions.ContinuousBernoulli(p), [[0.3, 0.8]]),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_exponential_family_bregman_entropy(name, make, params):
+    """ExponentialFamily.entropy (the Bregman divergence of the log normaliser, by autograd)
+    equals torch's, and the family's closed-form entropy."""
+    out = []
+    for m in (torch, glassgrad):
+        d = make(m, *[m.tensor(p, dtype=m.float64) for p in params])
+        try:
+            bregman = m.distributions.ExponentialFamily.entropy(d).detach().numpy()
+        except NotImplementedError:  # no _mean_carrier_measure (Poisson, Beta, Dirichlet)
+            bregman = None
+        out.append((bregman, d))
+    if out[0][0] is None:
+        assert out[1][0] is None
+        return
+    out[1] = (out[1][0], out[1][1].entropy().detach().numpy())
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(out[1][0], out[1][1], rtol=1e-9, atol=1e-12)
+
+
+def test_binomial_errors_match_torch():
+    for bad, err in [(lambda m: m.binomial(3.0, 0.5), TypeError),
+                     (lambda m: m.binomial(m.tensor([3]), m.tensor([0.5])), ValueError)]:
+        with pytest.raises(err) as te:
+            bad(torch)
+        with pytest.raises(err) as ge:
+            bad(glassgrad)
+        assert str(ge.value).split("\n")[0].split(", got")[0] == str(te.value).split(", got")[0]

@@ -44,6 +44,8 @@ FAMILIES = {
     "Poisson": (lambda m, r: m.distributions.Poisson(r), [[2.0, 3.5]], [[1.0, 4.0]]),
     "Binomial": (lambda m, n, p: m.distributions.Binomial(n, p), [[5.0, 6.0], [0.3, 0.6]],
                  [[5.0, 4.0], [0.5, 0.2]]),
+    "ContinuousBernoulli": (lambda m, p: m.distributions.ContinuousBernoulli(p),
+                            [[0.3, 0.8]], [[0.6, 0.45]]),
     "ExponentialFamily": None,  # covered through its subclasses' same-family pairs
 }
 

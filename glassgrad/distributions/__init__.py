@@ -2,6 +2,8 @@
 transforms, ``constraints`` and ``kl_divergence``. Parameters are glassgrad Tensors, so
 log_prob, entropy and reparameterised samples (``rsample``) are differentiable."""
 
+import sys
+
 from . import constraints, transforms
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
@@ -13,7 +15,10 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
 from .kl import kl_divergence, register_kl
+from .matrix_dists import LKJCholesky, Wishart
+from .misc import ContinuousBernoulli, GeneralizedPareto, Kumaraswamy, VonMises, Weibull
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
+from .relaxed import MixtureSameFamily, RelaxedBernoulli, RelaxedOneHotCategorical
 from .transformed import Independent, TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
                          CorrCholeskyTransform, CumulativeDistributionTransform, ExpTransform,
@@ -21,7 +26,7 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
                          PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform,
                          SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
                          Transform, identity_transform)
-from . import _kl_gamma, _kl_mvn, _kl_pairs  # noqa: E402,F401 - register the KL pairs
+from . import _kl_gamma, _kl_misc, _kl_mvn, _kl_pairs  # noqa: E402,F401 - register KL pairs
 
 __all__ = [
     "Bernoulli", "Cauchy", "Categorical", "Distribution", "Exponential", "ExponentialFamily",
@@ -30,6 +35,9 @@ __all__ = [
     "Pareto", "TransformedDistribution", "Uniform", "MultivariateNormal",
     "LowRankMultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma",
     "InverseGamma", "StudentT", "Binomial", "Multinomial", "NegativeBinomial", "Poisson",
+    "ContinuousBernoulli", "GeneralizedPareto", "Kumaraswamy", "VonMises", "Weibull",
+    "MixtureSameFamily", "RelaxedBernoulli", "RelaxedOneHotCategorical", "LKJCholesky",
+    "Wishart",
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
     "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
@@ -38,3 +46,7 @@ __all__ = [
     "Transform", "identity_transform", "constraints", "transforms", "kl_divergence", "register_kl",
     "biject_to", "transform_to",
 ]
+
+from . import _module_aliases  # noqa: E402
+
+_module_aliases.install(sys.modules[__name__])

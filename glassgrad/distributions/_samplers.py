@@ -19,16 +19,19 @@ def _numpy_rng(generator) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64((int(words[0]) << 32) | int(words[1])))
 
 
-def _floating(t, op: str):
-    if not isinstance(t, Tensor) or not t.dtype.is_floating_point:
-        raise RuntimeError(f"\"{op}\" not implemented for '{getattr(t, 'dtype', type(t))}'"
-                           f"\nglassgrad: {op} takes a floating-point Tensor.")
+def _floating(t, op: str, name: str):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position 1) must be Tensor, not "
+                        f"{type(t).__name__}")
+    if not t.dtype.is_floating_point:
+        raise ValueError(f"{op} only supports floating-point dtypes for {name}, got: "
+                         f"{t.dtype}\nglassgrad: convert it first, e.g. {name}.float().")
 
 
 def _standard_gamma(alpha, generator=None):
     """Samples of Gamma(alpha, 1), one per element, differentiable w.r.t. ``alpha`` by the
     implicit reparameterisation (``torch._standard_gamma``)."""
-    _floating(alpha, "_standard_gamma")
+    _floating(alpha, "_standard_gamma", "self")
     arr = alpha._array
     draws = _numpy_rng(generator).standard_gamma(arr.astype(np.float64)).astype(arr.dtype)
     return StandardGamma.apply(alpha, sample=np.asarray(draws))
@@ -50,7 +53,7 @@ def binomial(count, prob, generator=None):
     """Binomial counts with ``count`` trials of success probability ``prob``, elementwise, in
     ``count``'s dtype (``torch.binomial``); not differentiable. RuntimeError for probabilities
     outside [0, 1] or negative counts."""
-    _floating(count, "binomial")
+    _floating(count, "binomial", "count")
     c, p = np.broadcast_arrays(count._array, prob._array)
     if c.size and not ((p >= 0) & (p <= 1)).all():
         raise RuntimeError("binomial: expected probabilities in [0, 1]\nglassgrad: prob "

@@ -200,9 +200,12 @@ class Uniform(Distribution):
     """Uniform on the half-open interval ``[low, high)`` (``torch.distributions.Uniform``);
     reparameterised."""
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
         (self.low, self.high), batch_shape = broadcast_params(low, high)

@@ -11,10 +11,10 @@ from glassgrad.tensor import Size
 from . import constraints
 from ._params import broadcast_params, probs_or_logits
 from ._samplers import binomial
-from .discrete import Categorical, _enumerate, _expand_probs_logits
+from .discrete import Categorical, _BinaryParams, _enumerate, _expand_binary
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["Poisson", "Binomial", "Multinomial", "NegativeBinomial"]
 
@@ -76,7 +76,7 @@ def _homogeneous_count(total_count, what: str) -> int:
     return count
 
 
-class Binomial(Distribution):
+class Binomial(_BinaryParams, Distribution):
     """Successes in ``total_count`` trials of probability ``probs`` (or ``logits``)
     (``torch.distributions.Binomial``)."""
 
@@ -90,12 +90,8 @@ class Binomial(Distribution):
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = Size(batch_shape)
+        new = _expand_binary(self, Binomial, batch_shape, _instance)
         new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_logits(self, new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
@@ -114,17 +110,6 @@ class Binomial(Distribution):
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
@@ -233,7 +218,7 @@ class Multinomial(Distribution):
         return log_factorial_n - log_factorial_xs + log_powers
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_BinaryParams, Distribution):
     """Failures before ``total_count`` successes, success probability ``1 - probs``
     (``torch.distributions.NegativeBinomial``); sampled as a Gamma-Poisson mixture."""
 
@@ -248,12 +233,8 @@ class NegativeBinomial(Distribution):
         super().__init__(self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = Size(batch_shape)
+        new = _expand_binary(self, NegativeBinomial, batch_shape, _instance)
         new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_logits(self, new, batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     @property
@@ -268,17 +249,6 @@ class NegativeBinomial(Distribution):
     def variance(self):
         return self.mean / _g.sigmoid(-self.logits)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
 
     @lazy_property
     def _gamma(self):

@@ -38,6 +38,23 @@ def _expand_binary(dist, cls, batch_shape, _instance):
     return new
 
 
+class _BinaryParams:
+    """``probs`` from ``logits`` by the sigmoid, or the other way, computed on first use:
+    the two-outcome families' parameters."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.shape
+
+
 def _enumerate(values, batch_shape, expand, event=()):
     values = values.reshape((-1,) + (1,) * len(batch_shape) + tuple(event))
     if expand:
@@ -45,7 +62,7 @@ def _enumerate(values, batch_shape, expand, event=()):
     return values
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryParams, ExponentialFamily):
     """0/1 outcomes with probability ``probs`` of 1, or log-odds ``logits``
     (``torch.distributions.Bernoulli``)."""
 
@@ -75,17 +92,6 @@ class Bernoulli(ExponentialFamily):
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.shape
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
@@ -289,7 +295,7 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
         return samples + (probs - probs.detach())
 
 
-class Geometric(Distribution):
+class Geometric(_BinaryParams, Distribution):
     """Number of failures before the first success, success probability ``probs``
     (``torch.distributions.Geometric``); support {0, 1, ...}."""
 
@@ -324,13 +330,6 @@ class Geometric(Distribution):
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -14,13 +14,14 @@ sample raises NotImplementedError.
 from __future__ import annotations
 
 import numpy as np
-import scipy.special as sp
 
 from .primitive import Primitive
 
 
 def standard_gamma_grad_np(alpha, x):
     """``dx/dalpha`` of a standard gamma sample ``x`` (NOTE [Implicit gamma gradient])."""
+    import scipy.special as sp  # lazily: SciPy's import costs ~1 s, and most programs never sample
+
     dtype = np.result_type(alpha, x)
     a = np.asarray(alpha, np.float64)
     x = np.asarray(x, np.float64)
