@@ -23,6 +23,7 @@ from ._factory_args import (
 from .autograd.grad_mode import _state as _grad_state
 from .autograd.graph import INFERENCE_VERSION
 from .ops import _convert
+from .ops._names import scalar_type
 from .tensor import Tensor
 
 
@@ -319,6 +320,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if dtype is not None:
         _not_bool(_dt(dtype), "arange")
+        if dtype.is_complex:
+            raise NotImplementedError(f"\"arange_cpu\" not implemented for "
+                                      f"'{scalar_type(dtype)}'")
     if vals[2] == 0 or vals[2] != vals[2]:
         raise RuntimeError("step must be nonzero")
     for v in vals[:2]:
