@@ -415,10 +415,22 @@ def _float_dt(dtype, kernel: str):
     return dt
 
 
+def _complex_samples(draw, shape, dt, scale: float):
+    """torch's complex ``rand``/``randn``: the samples of the real ``(..., 2)`` view, in its
+    order (normal ones scaled by ``1/sqrt(2)``, so each complex sample has variance 1)."""
+    part = np.dtype(np.float64 if dt == np.complex128 else np.float32)
+    pairs = draw(tuple(shape) + (2,), part)
+    if scale != 1:
+        pairs = pairs * part.type(scale)
+    return np.ascontiguousarray(pairs).view(dt)[..., 0]
+
+
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1) of shape ``size`` (``torch.rand``); torch's numbers after the
     same seed (NOTE [Torch's stream]). NotImplementedError for a non-floating dtype."""
     shape = _size(args if size is None else (size,))
+    if dtype is not None and dtype.is_complex:
+        return _finish(_complex_samples(_rng(generator).uniform, shape, dtype.np, 1), requires_grad)
     dt = _float_dt(dtype, "check_uniform_bounds")
     return _finish(_rng(generator).uniform(shape, dt), requires_grad)
 
@@ -428,6 +440,9 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
     same seed (exactness per path: ``_sampling.py``). NotImplementedError for a non-floating
     dtype."""
     shape = _size(args if size is None else (size,))
+    if dtype is not None and dtype.is_complex:
+        samples = _complex_samples(_rng(generator).normal, shape, dtype.np, 2 ** -0.5)
+        return _finish(samples, requires_grad)
     dt = _float_dt(dtype, "normal_kernel_cpu")
     return _finish(_rng(generator).normal(shape, dt), requires_grad)
 

@@ -230,3 +230,31 @@ def test_conj_physical_in_place():
         assert m.conj_physical_(x) is x and x.tolist() == [1 - 2j, 3 + 1j]
         r = m.ones(2)
         assert m.conj_physical_(r) is r
+
+
+@pytest.mark.parametrize("n", [3, 20])
+def test_complex_random_numbers_are_torchs(n):
+    for draw in ("rand", "randn"):
+        values = []
+        for m in (glassgrad, torch):
+            m.manual_seed(0)
+            values.append(getattr(m, draw)(n, 2, dtype=m.cfloat))
+            m.manual_seed(0)
+            values.append(getattr(m, draw)(n, dtype=m.cdouble))
+        for ours, theirs in zip(values[:2], values[2:]):
+            _same(ours, theirs)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, z: m.logsumexp(z, 1), lambda m, z: m.logsumexp(z, (0, 1), keepdim=True),
+    lambda m, z: z.sigmoid(), lambda m, z: m.sigmoid(z),
+])
+def test_composed_complex_ops_and_their_gradients(make):
+    results = []
+    for m in (glassgrad, torch):
+        z = m.tensor(_Z.astype(np.complex128), requires_grad=True)
+        y = make(m, z)
+        (grad,) = m.autograd.grad(m.view_as_real(y).sum() + y.abs().sum(), z)
+        results.append((y, grad))
+    for ours, theirs in zip(*results):
+        _same(ours, theirs)

@@ -406,6 +406,12 @@ def logsumexp(input, dim, keepdim: bool = False):
         input = autocast_arg("logsumexp", input)
     x = input if input._array.dtype.kind in "fcV" else cast(input, dtypes.get_default_dtype().np)
     dims = reduce_dims(dim, x._array.ndim, "logsumexp")
+    if x._array.dtype.kind == "c":  # composed: shifted by the largest real part, as torch
+        top = np.max(x._array.real, axis=dims, keepdims=True) if x._array.size else \
+            np.zeros([1 if d in dims else n for d, n in enumerate(x._array.shape)])
+        top = np.where(np.isfinite(top), top, 0).astype(x._array.real.dtype)
+        total = (x - primitive._make(top)).exp().sum(dim=dims, keepdim=keepdim).log()
+        return total + primitive._make(top if keepdim else np.squeeze(top, axis=dims))
     return LogSumExp.apply(x, dims=dims, keepdim=keepdim)
 
 
