@@ -170,13 +170,14 @@ from . import _tensor_methods_linalg  # noqa: E402,F401
 from .dtypes import cdouble, cfloat, complex64, complex128  # noqa: E402,F401
 from . import _tensor_methods_complex  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
+from .ops import _complex_refusals  # noqa: E402,F401 - NOTE [Complex refusals]
 from ._stft import istft, stft  # noqa: E402,F401
 from ._windows import (  # noqa: E402,F401
     bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,
 )
 from .ops.complex_ops import (  # noqa: E402,F401
-    angle, complex, conj, conj_physical, imag, is_complex, is_conj, is_neg, polar, real,
-    resolve_conj, resolve_neg, sgn, view_as_complex, view_as_complex_copy, view_as_real,
+    angle, complex, conj, conj_physical, conj_physical_, imag, is_complex, is_conj, is_neg, polar,
+    real, resolve_conj, resolve_neg, sgn, view_as_complex, view_as_complex_copy, view_as_real,
     view_as_real_copy,
 )
 # issue 15, lane special

@@ -23,6 +23,7 @@ from ._factory_args import (
 from .autograd.grad_mode import _state as _grad_state
 from .autograd.graph import INFERENCE_VERSION
 from .ops import _convert
+from .ops._names import scalar_type
 from .tensor import Tensor
 
 
@@ -323,6 +324,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if dtype is not None:
         _not_bool(_dt(dtype), "arange")
+        if dtype.is_complex:
+            raise NotImplementedError(f"\"arange_cpu\" not implemented for "
+                                      f"'{scalar_type(dtype)}'")
     if vals[2] == 0 or vals[2] != vals[2]:
         raise RuntimeError("step must be nonzero")
     for v in vals[:2]:
@@ -415,10 +419,22 @@ def _float_dt(dtype, kernel: str):
     return dt
 
 
+def _complex_samples(draw, shape, dt, scale: float):
+    """torch's complex ``rand``/``randn``: the samples of the real ``(..., 2)`` view, in its
+    order (normal ones scaled by ``1/sqrt(2)``, so each complex sample has variance 1)."""
+    part = np.dtype(np.float64 if dt == np.complex128 else np.float32)
+    pairs = draw(tuple(shape) + (2,), part)
+    if scale != 1:
+        pairs = pairs * part.type(scale)
+    return np.ascontiguousarray(pairs).view(dt)[..., 0]
+
+
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1) of shape ``size`` (``torch.rand``); torch's numbers after the
     same seed (NOTE [Torch's stream]). NotImplementedError for a non-floating dtype."""
     shape = _size(args if size is None else (size,))
+    if dtype is not None and dtype.is_complex:
+        return _finish(_complex_samples(_rng(generator).uniform, shape, dtype.np, 1), requires_grad)
     dt = _float_dt(dtype, "check_uniform_bounds")
     return _finish(_rng(generator).uniform(shape, dt), requires_grad)
 
@@ -428,6 +444,9 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
     same seed (exactness per path: ``_sampling.py``). NotImplementedError for a non-floating
     dtype."""
     shape = _size(args if size is None else (size,))
+    if dtype is not None and dtype.is_complex:
+        samples = _complex_samples(_rng(generator).normal, shape, dtype.np, 2 ** -0.5)
+        return _finish(samples, requires_grad)
     dt = _float_dt(dtype, "normal_kernel_cpu")
     return _finish(_rng(generator).normal(shape, dt), requires_grad)
 

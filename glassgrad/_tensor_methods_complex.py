@@ -31,17 +31,30 @@ def _sgn_(self):
     return cx.Sgn.apply_inplace(self)
 
 
-def _conj_physical_(self):
-    """In place conjugate (``torch.Tensor.conj_physical_``); a real tensor is unchanged."""
-    if self._array.dtype.kind != "c":
-        return self
-    return cx.ConjPhysical.apply_inplace(self)
-
-
 Tensor.stft = _stft.stft
 Tensor.istft = _stft.istft
+def _real_number(kind, plain):
+    def convert(self):
+        if self._array.dtype.kind == "c":
+            return cx.item_as_real(self, kind)
+        return plain(self)
+
+    return convert
+
+
+def _abs_(self, plain=Tensor.abs_):
+    if self._array.dtype.kind == "c":
+        raise RuntimeError("In-place abs is not supported for complex tensors.\nglassgrad: "
+                           "abs() of a complex tensor is real; use x = x.abs().")
+    return plain(self)
+
+
+Tensor.__float__ = _real_number(float, Tensor.__float__)
+Tensor.__int__ = _real_number(int, Tensor.__int__)
+Tensor.__complex__ = lambda self: complex(self.item())
+Tensor.abs_ = _abs_
 Tensor.sgn_ = _sgn_
-Tensor.conj_physical_ = _conj_physical_
+Tensor.conj_physical_ = cx.conj_physical_
 Tensor.cfloat = lambda self, memory_format=None: ew.to_dtype(self, dtypes.complex64)
 Tensor.cdouble = lambda self, memory_format=None: ew.to_dtype(self, dtypes.complex128)
 Tensor.cfloat.__doc__ = "A complex64 copy (``torch.Tensor.cfloat``); self when complex64."

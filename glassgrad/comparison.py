@@ -134,6 +134,8 @@ bitwise_right_shift.__name__ = bitwise_right_shift.__qualname__ = "bitwise_right
 
 def _unary(np_fn, name, doc, integer_only=False):
     def fn(input):
+        if name == "signbit" and input._array.dtype.kind == "c":
+            raise NotImplementedError("signbit is not implemented for complex tensors.")
         if integer_only and input._array.dtype.kind not in "biu":
             raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_dtype_name(input)}'")
         return primitive._make(np_fn(input._array))  # NOTE: see _elementwise
@@ -167,7 +169,9 @@ def invert(input):
 
 
 def isreal(input):
-    """All True for real dtypes (``torch.isreal``)."""
+    """All True for real dtypes, ``imag == 0`` for complex ones (``torch.isreal``)."""
+    if input._array.dtype.kind == "c":
+        return primitive._make(np.asarray(input._array.imag == 0))
     return primitive._make(np.ones(input._array.shape, dtype=np.bool_))
 
 
@@ -252,6 +256,8 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
         )
     if input._array.ndim == 0:
         return _TopK(input.clone(), primitive._make(np.zeros((), np.int64)))
+    if input._array.dtype.kind == "c":  # (before sort(), which would name itself)
+        TopkValues.forward(np, input._array)
     idx = narrow(sort(input, d, descending=largest).indices, d, 0, k)
     # gather under PyTorch's node name (TopkBackward0)
     values = TopkValues.apply(input, dim=d, index=idx._array, shape=input._array.shape)
@@ -279,6 +285,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The sorted distinct elements (or slices along ``dim``) (``torch.unique``), with the int64
     inverse indices and counts on request. No gradient."""
+    _cx.refuse_complex(input, "unique")
     arr = input._array
     axis = None if dim is None else wrap_dim(dim, arr.ndim, "unique")
     out = np.unique(arr, return_inverse=True, return_counts=True, axis=axis)

@@ -10,6 +10,7 @@ import numpy as np
 from . import dtypes
 from .amp.autocast import autocast_arg
 from .amp.autocast import state as _autocast
+from .ops._names import scalar_type
 from .ops._util import wrap_dim
 from .ops.elementwise import exp, to_dtype
 from .ops.fused import LogSoftmax, Softmax
@@ -31,6 +32,11 @@ def _prepare(input, dim, dtype, name):
         dim = _softmax_dim(name, input.ndim, 4)
     if dtype is not None:
         input = to_dtype(input, dtype)
+    elif input._array.dtype.kind == "c":
+        kernel = "lastdim_kernel_impl" if dim in (-1, input.ndim - 1) else "kernel_impl"
+        raise NotImplementedError(
+            f'"{name}_{kernel}" not implemented for \'{scalar_type(input.dtype)}\'\nglassgrad: '
+            f"{name} of complex numbers is not defined; take .abs() or .real first.")
     elif not input.is_floating_point():
         raise RuntimeError(
             f'"{name}_lastdim_kernel_impl" not implemented for '

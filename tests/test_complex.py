@@ -157,3 +157,104 @@ def test_gradient_convention():
     assert glassgrad.autograd.gradcheck(lambda t: f(glassgrad.complex(t, t * 2)), (z,))
     assert glassgrad.autograd.gradgradcheck(lambda t: f(glassgrad.complex(t, t * 2)), (z,))
     assert x.grad is None
+
+
+_Z = np.array([[1 + 2j, -0.5 + 1j, 3 - 1j], [0.25 - 2j, -1 - 1j, 2 + 0.5j]], dtype=np.complex64)
+
+
+@pytest.mark.parametrize("bad", [  # NOTE [Complex refusals]: torch's exception and key phrase
+    lambda m, x: m.relu(x), lambda m, x: x.clamp(0, 1), lambda m, x: x.floor(),
+    lambda m, x: x.ceil(), lambda m, x: x.trunc(), lambda m, x: x.round(), lambda m, x: x.frac(),
+    lambda m, x: x.sign(), lambda m, x: m.atan2(x, x), lambda m, x: x % 2,
+    lambda m, x: m.fmod(x, 2), lambda m, x: x // 2, lambda m, x: x.erf(),
+    lambda m, x: m.maximum(x, x), lambda m, x: m.minimum(x, x), lambda m, x: x.max(),
+    lambda m, x: x.min(0), lambda m, x: x.amax(), lambda m, x: x.argmax(),
+    lambda m, x: x.argmin(0), lambda m, x: x.sort(), lambda m, x: x.topk(2),
+    lambda m, x: m.unique(x), lambda m, x: m.softmax(x, 0), lambda m, x: m.log_softmax(x, -1),
+    lambda m, x: m.signbit(x), lambda m, x: x.clone().abs_(), lambda m, x: m.arange(
+        3, dtype=m.cfloat), lambda m, x: float(x[0, 0]), lambda m, x: int(x[0, 0]),
+    lambda m, x: m.zeros(2).fill_(1j), lambda m, x: m.full((2,), 1j, dtype=m.float32),
+])
+def test_refusals(bad):
+    assert_raises_like_torch(lambda m: bad(m, m.tensor(_Z)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, x: x.var(), lambda m, x: x.std(0), lambda m, x: x.norm(),
+    lambda m, x: m.var_mean(x, 1)[0], lambda m, x: m.isreal(m.cat([x, x.real.cfloat()])),
+    lambda m, x: x.adjoint(), lambda m, x: x.clone().fill_(1j), lambda m, x: m.full((2,), 1j),
+    lambda m, x: m.full((2,), 1 + 1j, dtype=m.cdouble), lambda m, x: x.masked_fill(
+        x.real > 0, 2 - 1j), lambda m, x: x ** (1 + 1j), lambda m, x: 2 ** x,
+    lambda m, x: m.zeros(2).fill_(3 + 0j), lambda m, x: m.tensor(complex(x[0, 0])),
+    lambda m, x: m.tensor(float(x[0, 0].real.cfloat())), lambda m, x: m.sum(x, 1, keepdim=True),
+    lambda m, x: m.einsum("ij,kj->ik", x, x), lambda m, x: m.where(x.real > 0, x, 0),
+])
+def test_complex_values_of_real_valued_ops(make):
+    _same(make(glassgrad, glassgrad.tensor(_Z)), make(torch, torch.tensor(_Z)))
+
+
+def test_var_and_norm_gradients():
+    grads = []
+    for m in (glassgrad, torch):
+        z = m.tensor(_Z.astype(np.complex128), requires_grad=True)
+        (z.var() + z.norm() + z.std(1).sum()).backward()
+        grads.append(z.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10)
+
+
+def test_gradcheck_on_complex_inputs_checks_both_parts():
+    z = glassgrad.tensor(np.array([1 + 2j, 0.5 - 1j]), requires_grad=True)
+    for f in (lambda z: (z * z).abs(), lambda z: z * z.conj() * 1j, glassgrad.fft.fft):
+        assert glassgrad.autograd.gradcheck(f, (z,))
+        assert glassgrad.autograd.gradgradcheck(f, (z,))
+
+    class MissingConj(glassgrad.autograd.Function):  # d(z^2) without the conjugate: wrong
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 2 * x
+
+    assert not glassgrad.autograd.gradcheck(MissingConj.apply, (z,), raise_exception=False)
+    t = torch.tensor(np.array([1 + 2j, 0.5 - 1j]), requires_grad=True)
+    assert torch.autograd.gradcheck(lambda z: (z * z).abs(), (t,))
+
+
+def test_conj_physical_in_place():
+    for m in (glassgrad, torch):
+        x = m.tensor([1 + 2j, 3 - 1j])
+        assert m.conj_physical_(x) is x and x.tolist() == [1 - 2j, 3 + 1j]
+        r = m.ones(2)
+        assert m.conj_physical_(r) is r
+
+
+@pytest.mark.parametrize("n", [3, 20])
+def test_complex_random_numbers_are_torchs(n):
+    for draw in ("rand", "randn"):
+        values = []
+        for m in (glassgrad, torch):
+            m.manual_seed(0)
+            values.append(getattr(m, draw)(n, 2, dtype=m.cfloat))
+            m.manual_seed(0)
+            values.append(getattr(m, draw)(n, dtype=m.cdouble))
+        for ours, theirs in zip(values[:2], values[2:]):
+            _same(ours, theirs)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, z: m.logsumexp(z, 1), lambda m, z: m.logsumexp(z, (0, 1), keepdim=True),
+    lambda m, z: z.sigmoid(), lambda m, z: m.sigmoid(z),
+])
+def test_composed_complex_ops_and_their_gradients(make):
+    results = []
+    for m in (glassgrad, torch):
+        z = m.tensor(_Z.astype(np.complex128), requires_grad=True)
+        y = make(m, z)
+        (grad,) = m.autograd.grad(m.view_as_real(y).sum() + y.abs().sum(), z)
+        results.append((y, grad))
+    for ours, theirs in zip(*results):
+        _same(ours, theirs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._complex_gradcheck import realified
 from ._gradcheck_forward import check_forward_ad as check_forward
 from .engine import grad as _grad
 from .grad_mode import no_grad
@@ -92,6 +93,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     from ..tensor import Tensor
 
     inputs = _prepare(inputs if isinstance(inputs, tuple) else _tensors(inputs))
+    func, inputs = realified(func, inputs)  # complex inputs and outputs as real pairs
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     for i in diff_idx:
         if inputs[i].dtype.name != "float64":

@@ -80,6 +80,12 @@ def checked(value, np_dtype, op: str = "fill"):
     element: PyTorch's fast path converts floats through float32 and leaves ints unchecked),
     'setitem' (a ValueError for ints beyond int64; floats unchecked)."""
     np_dtype = np.dtype(np_dtype)
+    if np_dtype.kind == "c":
+        return np.asarray(value, dtype=np_dtype)[()]
+    if isinstance(value, (complex, np.complexfloating)):  # torch stores the real part of a
+        if value.imag:  # complex number into a real dtype only when it has no imaginary part
+            raise overflow_error(np_dtype)
+        value = value.real
     if isinstance(value, int) and not isinstance(value, bool):
         if op == "setitem" and not _INT64_MIN <= value < 2**63:
             raise ValueError("Overflow when unpacking long long")

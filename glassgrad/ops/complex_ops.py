@@ -241,6 +241,14 @@ def conj_physical(input, *, out=None):
     return _out(input if input._array.dtype.kind != "c" else ConjPhysical.apply(input), out)
 
 
+def conj_physical_(input):
+    """In-place conjugate (``torch.conj_physical_``); a real tensor is returned unchanged."""
+    _need_tensor(input, "conj_physical_")
+    if input._array.dtype.kind != "c":
+        return input
+    return ConjPhysical.apply_inplace(input)
+
+
 def angle(input, *, out=None):
     """The argument of each element, in (-pi, pi] (``torch.angle``); real input gives 0 or pi
     (an integer tensor the default float), with a zero gradient."""
@@ -361,4 +369,16 @@ def refuse_complex(x, kernel: str) -> None:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_scalar_name(x.dtype)}'\nglassgrad: complex "
             "numbers have no order; compare .abs() or .real instead.")
+
+
+def item_as_real(t, kind):
+    """``float(t)`` / ``int(t)`` of a complex one-element tensor: torch refuses a nonzero
+    imaginary part ("value cannot be converted"), and reads the real part otherwise."""
+    value = t.item()
+    if value.imag:
+        shown = "double" if kind is float else "int64_t"
+        raise RuntimeError(f"value cannot be converted to type {shown} without overflow\n"
+                           "glassgrad: the element has a nonzero imaginary part; take .real or "
+                           ".abs() first.")
+    return kind(value.real)
 

@@ -365,7 +365,14 @@ atan = _unary_fn(Atan, "atan")
 sinh = _unary_fn(Sinh, "sinh")
 cosh = _unary_fn(Cosh, "cosh")
 tanh = _unary_fn(Tanh, "tanh")
-sigmoid = _unary_fn(Sigmoid, "sigmoid")
+_sigmoid_real = _unary_fn(Sigmoid, "sigmoid")
+
+
+def sigmoid(input, *, out=None):
+    """``1 / (1 + exp(-x))`` elementwise (``torch.sigmoid``); complex input composed of ops."""
+    if is_tensor(input) and input._array.dtype.kind == "c" and out is None:
+        return reciprocal(exp(-input) + 1)
+    return _sigmoid_real(input, out=out)
 erf = _unary_fn(Erf, "erf")
 reciprocal = _unary_fn(Reciprocal, "reciprocal")
 relu = _unary_fn(Relu, "relu", float_only=False)

@@ -135,6 +135,9 @@ def pow(input, exponent):
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             checked(exponent, input._array.dtype)
             return PowScalar.apply(input, exponent=int(exponent))
+        if isinstance(exponent, (complex, np.complexfloating)):  # a complex result: Pow
+            a, b = promote(input, exponent, "pow")
+            return Pow.apply(a, b)
         x = input
         if isinstance(exponent, float) and x._array.dtype.kind in "biu":
             x = cast(x, dtypes.get_default_dtype().np)

@@ -404,8 +404,14 @@ def logsumexp(input, dim, keepdim: bool = False):
     """``log(sum(exp(x)))`` over ``dim``, computed stably (``torch.logsumexp``)."""
     if _autocast.on:
         input = autocast_arg("logsumexp", input)
-    x = input if input.is_floating_point() else cast(input, dtypes.get_default_dtype().np)
+    x = input if input._array.dtype.kind in "fcV" else cast(input, dtypes.get_default_dtype().np)
     dims = reduce_dims(dim, x._array.ndim, "logsumexp")
+    if x._array.dtype.kind == "c":  # composed: shifted by the largest real part, as torch
+        top = np.max(x._array.real, axis=dims, keepdims=True) if x._array.size else \
+            np.zeros([1 if d in dims else n for d, n in enumerate(x._array.shape)])
+        top = np.where(np.isfinite(top), top, 0).astype(x._array.real.dtype)
+        total = (x - primitive._make(top)).exp().sum(dim=dims, keepdim=keepdim).log()
+        return total + primitive._make(top if keepdim else np.squeeze(top, axis=dims))
     return LogSumExp.apply(x, dims=dims, keepdim=keepdim)
 
 
@@ -442,6 +448,11 @@ def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=Non
 
 def _var(input, dim, unbiased, keepdim, correction, op):
     dim, correction = _correction(dim, unbiased, correction, op)
+    if input._array.dtype.kind == "c":  # the variance of the parts' sum: a real result
+        from .complex_ops import imag, real
+
+        return (_var(real(input), dim, None, keepdim, correction, op)
+                + _var(imag(input), dim, None, keepdim, correction, op))
     if not input.is_floating_point():
         raise RuntimeError(
             "std and var only support floating point and complex dtypes\n"
@@ -506,6 +517,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
     from .elementwise import sign
 
     x = cast(input, dtype.np) if dtype is not None else input
+    if x._array.dtype.kind == "c":  # a vector norm of z is the norm of |z|
+        x = abs_(x)
     if not x.is_floating_point():
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "

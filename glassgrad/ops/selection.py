@@ -108,6 +108,9 @@ def _empty_error(input, op):
 def _arg(np_fn, name):
     def fn(input, dim=None, keepdim: bool = False):
         arr = input._array
+        if arr.dtype.kind == "c":
+            raise RuntimeError(f"{name}(): does not support complex input\nglassgrad: take "
+                               ".abs() or .real first.")
         if dim is None:
             if arr.size == 0:
                 raise IndexError(

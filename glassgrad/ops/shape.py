@@ -383,8 +383,8 @@ def t(input):
 
 
 def adjoint(input):
-    """The last two dims swapped (conjugation is a no-op for real dtypes) (``torch.adjoint``)."""
-    return transpose(input, -2, -1)
+    """The last two dims swapped and conjugated (a no-op for real dtypes) (``torch.adjoint``)."""
+    return transpose(input, -2, -1).conj()
 
 
 def expand(input, *sizes):

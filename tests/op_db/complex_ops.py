@@ -25,6 +25,15 @@ def _z(m, x, y):
 
 _R = lambda m, t: m.view_as_real(t)  # noqa: E731
 
+
+def _views(m, z, x):
+    """Reshapes, transposes, indexing, joins, where/masked_fill and sums of one complex matrix."""
+    parts = [z.reshape(-1), z.t().flatten(), z.permute(1, 0)[1:3].reshape(-1),
+             z[[0, 2], 1:].flatten(), m.where(x > 0, z, z * 2j).sum(0),
+             z.masked_fill(x < 0, 1j).mean(1), m.stack([z[0], z[1].conj()]).sum(0),
+             z[:, :1].expand(3, 4).sum(1), z.unsqueeze(0).sum((0, 1))]
+    return m.cat(parts)
+
 OPS = [
     OpInfo("complex", lambda m, x, y: _R(m, _z(m, x, y)), _pair),
     OpInfo("real_imag", lambda m, x, y: _z(m, x, y).real * 2 + _z(m, x, y).imag, _pair),
@@ -44,6 +53,8 @@ OPS = [
     OpInfo("pow_complex", lambda m, x, y: _R(m, _z(m, x, y) ** 3 + _z(m, x, y) ** 2), _pair),
     OpInfo("sum_mean_complex", lambda m, x, y: _R(m, _z(m, x, y).sum() + _z(m, x, y).mean()),
            _pair),
+    OpInfo("views_joins_complex", lambda m, x, y: _R(m, _views(m, _z(m, x, y), x)),
+           lambda rng: _pair(rng)[1:2]),
     OpInfo("matmul_complex", lambda m, x, y: _R(m, _z(m, x, y) @ _z(m, y, x).mT),
            lambda rng: _pair(rng)[1:2]),
 ]
