@@ -172,6 +172,12 @@ from ._runtime_surface import (  # noqa: E402,F401
 )
 from ._layout import jagged  # noqa: E402,F401
 from .sparse._mm_family import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # noqa: E402,F401
+from ._jit_types import (  # noqa: E402,F401
+    AnyType, AwaitType, BoolType, ClassType, ComplexType, DeviceObjType, DictType, FloatType,
+    FutureType, IntType, ListType, NoneType, NumberType, OptionalType, RRefType, StreamObjType,
+    StringType, TensorType, TupleType, Type, UnionType, unify_type_list,
+)
+from ._schema import Argument, FunctionSchema, parse_schema  # noqa: E402,F401
 from ._interchange import asarray, from_dlpack, from_file, frombuffer, to_dlpack  # noqa: E402,F401
 from .ops.strided import (  # noqa: E402,F401
     as_strided, as_strided_, as_strided_copy, as_strided_scatter, empty_permuted, empty_strided,
