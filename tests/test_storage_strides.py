@@ -129,6 +129,12 @@ BEHAVIOURS = {
     "empty_permuted bad": lambda lib: lib.empty_permuted((2, 3), (0, 0)),
     "storage element access": lambda lib: _storage_access(lib),
     "stride out of range": lambda lib: lib.ones(2, 3).stride(2),
+    "sparse geometry": lambda lib: (lambda s: (s.stride(), s.stride(0), s.storage_offset(),
+                                               s.is_contiguous()))(lib.ones(2, 2).to_sparse()),
+    "sparse data_ptr": lambda lib: lib.ones(2, 2).to_sparse().data_ptr(),
+    "sparse storage": lambda lib: lib.ones(2, 2).to_sparse().untyped_storage(),
+    "sparse is_shared": lambda lib: lib.ones(2, 2).to_sparse().is_shared(),
+    "sparse dim_order": lambda lib: lib.ones(2, 2).to_sparse().dim_order(),
 }
 
 
