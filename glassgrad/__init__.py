@@ -222,6 +222,7 @@ globals().update(_INPLACES)
 globals().update(_COPIES)
 # issue 15, lane surface
 from . import _tensor_methods_storage  # noqa: E402,F401 - stride(), storage, set_, resize_
+from ._tensor_methods_storage import resize_as_  # noqa: E402,F401
 from ._memory_format import (  # noqa: E402,F401
     channels_last, channels_last_3d, contiguous_format, legacy_contiguous_format, memory_format,
     preserve_format,
@@ -233,7 +234,7 @@ from .amp import GradScaler  # noqa: E402,F401
 from ._runtime_surface import (  # noqa: E402,F401
     AcceleratorError, FatalError, OutOfMemoryError, classproperty, compiled_with_cxx11_abi,
     get_autocast_cpu_dtype, get_autocast_gpu_dtype, get_autocast_ipu_dtype,
-    get_autocast_xla_dtype, get_device, get_device_module, has_lapack, has_mkl, has_openmp,
+    get_autocast_xla_dtype, get_device, get_device_module, get_file_path, has_lapack, has_mkl, has_openmp,
     has_spectral, init_num_threads, is_autocast_cpu_enabled, is_autocast_ipu_enabled,
     is_autocast_xla_enabled, is_distributed, is_warn_always_enabled, set_anomaly_enabled,
     set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_gpu_dtype,
@@ -242,9 +243,15 @@ from ._runtime_surface import (  # noqa: E402,F401
 )
 from ._layout import jagged  # noqa: E402,F401
 from .sparse._mm_family import dsmm, hsmm, hspmm, saddmm, smm, sspaddmm  # noqa: E402,F401
+from ._jit_types import (  # noqa: E402,F401
+    AnyType, AwaitType, BoolType, ClassType, ComplexType, DeviceObjType, DictType, FloatType,
+    FutureType, IntType, ListType, NoneType, NumberType, OptionalType, RRefType, StreamObjType,
+    StringType, TensorType, TupleType, Type, UnionType, unify_type_list,
+)
+from ._schema import Argument, FunctionSchema, parse_schema  # noqa: E402,F401
 from ._interchange import asarray, from_dlpack, from_file, frombuffer, to_dlpack  # noqa: E402,F401
 from .ops.strided import (  # noqa: E402,F401
-    as_strided, as_strided_copy, as_strided_scatter, empty_permuted, empty_strided,
+    as_strided, as_strided_, as_strided_copy, as_strided_scatter, empty_permuted, empty_strided,
 )
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 

@@ -49,6 +49,14 @@ def compiled_with_cxx11_abi() -> bool:
     return False
 
 
+def get_file_path(*path_components: str) -> str:
+    """A path under the directory that holds the glassgrad package (``torch.get_file_path``)."""
+    import os
+
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        *path_components)
+
+
 def init_num_threads() -> None:
     """Nothing to do: glassgrad's thread count (``set_num_threads``) applies to every thread
     already (``torch.init_num_threads`` initialises OpenMP in the calling thread)."""

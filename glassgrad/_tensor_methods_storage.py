@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import mmap
 import sys
 import warnings
 
@@ -26,8 +27,9 @@ _C_TYPE = {dtypes.float32: "float", dtypes.float64: "double", dtypes.float16: "c
 
 
 def stride(self, dim=None):
-    """Element strides (a tuple), or one dim's stride (``torch.Tensor.stride``)."""
-    s = _storage.strides(self._array)
+    """Element strides (a tuple), or one dim's stride (``torch.Tensor.stride``); zeros for a
+    sparse tensor, as torch gives."""
+    s = (0,) * self._array.ndim if self._sparse else _storage.strides(self._array)
     if dim is None:
         return s
     return s[wrap_dim(int(dim), self._array.ndim, "stride")]
@@ -35,12 +37,35 @@ def stride(self, dim=None):
 
 def storage_offset(self) -> int:
     """Elements from the start of the storage to the first element (``Tensor.storage_offset``)."""
-    return _storage.storage_offset(self._array)
+    return 0 if self._sparse else _storage.storage_offset(self._array)
 
 
 def data_ptr(self) -> int:
     """Address of the first element; 0 for an empty storage (``torch.Tensor.data_ptr``)."""
+    _no_storage(self, "data")
     return _storage.data_ptr(self._array)
+
+
+def _no_storage(self, what: str) -> None:
+    """torch's errors for the storage of a sparse tensor, which has none."""
+    if not self._sparse:
+        return
+    if what == "data":
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+    raise NotImplementedError("Cannot access storage of SparseTensorImpl\nglassgrad: a sparse COO "
+                              "tensor keeps indices and values; x._values() has a storage.")
+
+
+def untyped_storage(self):
+    """``_storage.untyped_storage`` after the sparse check (``Tensor.untyped_storage``)."""
+    _no_storage(self, "storage")
+    return _storage.untyped_storage(self)
+
+
+def typed_storage(self):
+    """``_storage.typed_storage`` after the sparse check (``Tensor.storage``)."""
+    _no_storage(self, "storage")
+    return _storage.typed_storage(self)
 
 
 def storage_type(self) -> type:
@@ -193,6 +218,10 @@ def resize_as(self, tensor):
 
 def dim_order(self, *, ambiguity_check=False) -> tuple:
     """Dims from outermost to innermost in memory (``torch.Tensor.dim_order``)."""
+    if self._sparse:
+        name = dtypes.type_name(self.dtype).replace("torch.", "torch.sparse.", 1)
+        raise AttributeError(f"Can't get dim order on sparse type: {name} Use "
+                             "Tensor.to_dense() to convert to a dense tensor first.")
     s = _storage.strides(self._array)
     return tuple(sorted(range(len(s)), key=lambda d: -s[d]))
 
@@ -201,6 +230,8 @@ def is_contiguous(self, memory_format=None) -> bool:
     """True when densely packed in C order, or in ``memory_format``'s order
     (``torch.Tensor.is_contiguous``)."""
     arr = self._array
+    if self._sparse:
+        return False
     if memory_format is None or memory_format is _mf.contiguous_format:
         return arr.flags.c_contiguous
     rank, order = _mf._ORDER.get(memory_format, (None, None))
@@ -234,6 +265,36 @@ def contiguous(self, memory_format=None):
     return ContiguousCopy.apply(self, order=order)
 
 
+def is_shared(self) -> bool:
+    """True when the storage is a memory map: moved there by ``share_memory_`` (processes forked
+    afterwards see writes) or mapped from a file (``from_file``) (``torch.Tensor.is_shared``)."""
+    _no_storage(self, "storage")
+    buf = _storage.owner(self._array).base
+    return isinstance(buf.obj if isinstance(buf, memoryview) else buf, mmap.mmap)
+
+
+def share_memory_(self):
+    """Move the storage into anonymous shared memory, which processes forked later share (torch's
+    Hogwild pattern), keeping sizes, strides and values (``torch.Tensor.share_memory_``); self.
+    RuntimeError when other arrays see the storage (views, a NumPy array): glassgrad cannot move
+    memory under them."""
+    if is_shared(self) or _storage.storage_bounds(self._array)[1] == 0:
+        return self
+    if not _sole_user(self):  # (before any local name holds the array)
+        raise RuntimeError(
+            "share_memory_: glassgrad cannot move this tensor's storage into shared memory while "
+            "other arrays see it (a base or views, a NumPy array from from_numpy); call it on the "
+            "base tensor before making views, or on a clone().")
+    old = _storage.bytes_of(self._array)
+    buf = mmap.mmap(-1, old.size)
+    raw = np.frombuffer(buf, np.uint8)
+    raw[:] = old
+    arr = self._array
+    offset = _storage.storage_offset(arr)
+    self._array = _storage.view_of(raw, arr.shape, _storage.strides(arr), offset, arr.dtype)
+    return self
+
+
 def _clone(x):
     from .ops.fill import clone
 
@@ -253,9 +314,10 @@ for _name, _fn in {
     "set_": set_, "resize_": resize_, "resize_as_": resize_as_, "resize": resize,
     "resize_as": resize_as, "dim_order": dim_order, "is_contiguous": is_contiguous,
     "contiguous": contiguous, "new_empty_strided": new_empty_strided,
-    "untyped_storage": _storage.untyped_storage, "storage": _storage.typed_storage,
+    "untyped_storage": untyped_storage, "storage": typed_storage,
     "as_strided": strided.as_strided, "as_strided_": strided.as_strided_,
     "as_strided_scatter": strided.as_strided_scatter,
-    "is_pinned": lambda self, device=None: False,
+    "is_pinned": lambda self, device=None: False, "is_shared": is_shared,
+    "share_memory_": share_memory_, "is_distributed": lambda self: False,
 }.items():
     setattr(Tensor, _name, _fn)

@@ -146,6 +146,8 @@ CASES = {
                                 lib.ones(2).module_load(lib.zeros(2), assign=True).tolist()),
     "module_load leaf": lambda lib: lib.ones(2, requires_grad=True).module_load(lib.zeros(2)),
     "as_subclass bad": lambda lib: lib.ones(2).as_subclass(int),
+    "get_file_path": lambda lib: lib.get_file_path("a", "b") == __import__("os").path.join(
+        __import__("os").path.dirname(__import__("os").path.dirname(lib.__file__)), "a", "b"),
     "warn_always default": lambda lib: lib.is_warn_always_enabled(),
 }
 

@@ -109,6 +109,8 @@ BEHAVIOURS = {
     "resize_ channels_last": lambda lib: lib.arange(6.).resize_(
         (1, 2, 2, 1), memory_format=lib.channels_last).stride(),
     "resize_as_": lambda lib: lib.arange(6.).resize_as_(lib.zeros(2, 2)).tolist(),
+    "resize_as_ function": lambda lib: lib.resize_as_(lib.arange(6.), lib.zeros(2, 2)).tolist(),
+    "as_strided_ function": lambda lib: lib.as_strided_(lib.zeros(4), (2, 2), (1, 1)).stride(),
     "resize deprecated": lambda lib: lib.arange(6.).resize(2, 3).tolist(),
     "resize wrong numel": lambda lib: lib.arange(6.).resize(2, 2),
     "resize_as deprecated": lambda lib: lib.arange(4.).resize_as(lib.zeros(2, 2)).tolist(),
@@ -127,6 +129,12 @@ BEHAVIOURS = {
     "empty_permuted bad": lambda lib: lib.empty_permuted((2, 3), (0, 0)),
     "storage element access": lambda lib: _storage_access(lib),
     "stride out of range": lambda lib: lib.ones(2, 3).stride(2),
+    "sparse geometry": lambda lib: (lambda s: (s.stride(), s.stride(0), s.storage_offset(),
+                                               s.is_contiguous()))(lib.ones(2, 2).to_sparse()),
+    "sparse data_ptr": lambda lib: lib.ones(2, 2).to_sparse().data_ptr(),
+    "sparse storage": lambda lib: lib.ones(2, 2).to_sparse().untyped_storage(),
+    "sparse is_shared": lambda lib: lib.ones(2, 2).to_sparse().is_shared(),
+    "sparse dim_order": lambda lib: lib.ones(2, 2).to_sparse().dim_order(),
 }
 
 
@@ -205,3 +213,40 @@ def test_storage_types():
     assert glassgrad.TypedStorage(3).size() == 3
     assert repr(glassgrad.channels_last) == "glassgrad.channels_last"
     assert isinstance(glassgrad.channels_last, glassgrad.memory_format)
+
+
+def _shared(lib, tmp_path):
+    x = lib.arange(12.0).reshape(3, 4) * 2  # (not a view: see the test below)
+    before = x.is_shared()
+    same = x.share_memory_() is x
+    np.arange(4, dtype=np.float32).tofile(tmp_path / lib.__name__)
+    mapped = lib.from_file(str(tmp_path / lib.__name__), shared=False, size=2)
+    return (before, same, x.is_shared(), x.stride(), x.tolist(), mapped.is_shared(),
+            lib.ones(2).is_distributed())
+
+
+def test_share_memory_matches_torch(tmp_path):
+    theirs, ours = (_shared(lib, tmp_path) for lib in LIBS)
+    assert ours == theirs
+
+
+def test_share_memory_is_seen_by_a_forked_process():
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("needs fork")
+    x = glassgrad.zeros(3).share_memory_()
+    pid = os.fork()
+    if pid == 0:  # the child writes; the parent must see it
+        x[1] = 42.0
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert x.tolist() == [0.0, 42.0, 0.0]
+
+
+def test_share_memory_refuses_a_storage_others_see():
+    v = glassgrad.ones(4)
+    w = v[1:]
+    with pytest.raises(RuntimeError, match="share_memory_: glassgrad cannot move"):
+        v.share_memory_()
+    assert w.tolist() == [1.0, 1.0, 1.0]
