@@ -32,6 +32,16 @@ def _r(m, *shape, dtype=None):
     return t if dtype is None else t.to(dtype)
 
 
+_SPD_LEAF = {}
+
+
+def _spd(m, requires_grad=False):
+    a = np.random.default_rng(1).standard_normal((6, 6))
+    x = _t(m, a @ a.T + 6 * np.eye(6), requires_grad=requires_grad)
+    _SPD_LEAF[m.__name__] = x
+    return x
+
+
 _long = lambda m: m.ones(3, 3, dtype=m.int64)  # noqa: E731
 
 CASES = [
@@ -212,6 +222,10 @@ CASES2 = [
     ("pinv int", lambda m, L: L.pinv(_long(m))),
     ("lu_unpack pivots dtype", lambda m, L: m.lu_unpack(_r(m, 3, 3), m.ones(3, dtype=m.int64))),
     ("top vander 2-D", lambda m, L: m.vander(_r(m, 2, 2))),
+    ("lobpcg m < 3n", lambda m, L: m.lobpcg(_r(m, 4, 4), k=2)),
+    ("lobpcg backward with B", lambda m, L: m.autograd.grad(m.lobpcg(
+        _spd(m, requires_grad=True), k=1, B=2 * m.eye(6, dtype=m.float64))[0].sum(),
+        _SPD_LEAF[m.__name__])),
     ("pca_lowrank q", lambda m, L: m.pca_lowrank(_r(m, 3, 4), q=9)),
     ("pca_lowrank niter", lambda m, L: m.pca_lowrank(_r(m, 3, 4), niter=-1)),
 ]

@@ -184,3 +184,22 @@ OPS += [
     OpInfo("pca_lowrank", _lowrank(lambda m: m.pca_lowrank), _join(
         _mats((5, 3)), _mats((4, 5), q=2, center=False))),
 ]
+
+
+def _lobpcg(m, a, **kw):
+    """lobpcg of a well-separated SPD matrix; eigenvector signs fixed (first row nonnegative)."""
+    q = m.linalg.qr(a).Q
+    spd = (q * m.arange(1.0, a.shape[-1] + 1, dtype=a.dtype) ** 2) @ q.mT
+    if kw.pop("generalized", False):
+        kw["B"] = 2 * m.eye(a.shape[-1], dtype=a.dtype) + 0.1 * (a @ a.mT) / a.shape[-1]
+    values, vectors = m.lobpcg(spd, **kw)
+    return values, vectors * vectors[..., :1, :].sign()
+
+
+OPS += [
+    # NOTE: torch iterates to its tolerance (~1e-8 relative in float64): compared at 1e-6
+    OpInfo("lobpcg", _lobpcg, _join(_mats((7, 7), k=2), _mats((6, 6), k=1, largest=False)),
+           atol=1e-6, rtol=1e-4, float32=False, gradgrad=False),
+    OpInfo("lobpcg_generalized", _lobpcg, _mats((6, 6), k=2, generalized=True), atol=1e-6,
+           rtol=1e-4, float32=False, grad=False),
+]
