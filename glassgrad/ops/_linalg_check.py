@@ -36,7 +36,10 @@ def _shape(t) -> str:
 
 # ops whose backward follows the complex convention (NOTE [Complex gradients] in complex_ops.py)
 COMPLEX_OK = frozenset({"linalg.inv", "linalg.inv_ex", "linalg.solve", "linalg.solve_ex",
-                        "linalg.eig", "linalg.eigvals"})
+                        "linalg.eig", "linalg.eigvals", "linalg.solve_triangular", "linalg.det",
+                        "linalg.cholesky", "linalg.cholesky_ex", "linalg.eigh",
+                        "linalg.eigvalsh", "linalg.matrix_exp", "cholesky_solve",
+                        "cholesky_inverse"})
 
 
 def check_float(op: str, a, name: str = "input"):

@@ -42,11 +42,16 @@ class Eigh(Primitive):
         if grad_vectors is None:
             inner = grad_values.diag_embed()
         else:
-            vtgv = vectors.mT @ grad_vectors
-            inner = 0.5 * (vtgv - vtgv.mT) / _gaps(values)  # NOTE [Spectral gradients]
+            vtgv = vectors.mH @ grad_vectors
+            if vtgv._array.dtype.kind == "c" and not np.allclose(
+                    np.diagonal(vtgv._array, 0, -2, -1).imag, 0, rtol=1e-2, atol=1e-2):
+                raise RuntimeError(_GAUGE.replace("linalg_eig_backward", "linalg_eigh_backward"))
+            inner = 0.5 * (vtgv - vtgv.mH) / _gaps(values)  # NOTE [Spectral gradients]
             if grad_values is not None:
                 inner = inner + grad_values.diag_embed()
-        return (vectors @ inner @ vectors.mT,)
+        if inner._array.dtype != vectors._array.dtype:  # real eigenvalue grads, complex vectors
+            inner = inner.to(vectors.dtype)
+        return (vectors @ inner @ vectors.mH,)
 
 
 EighResult = result_type("linalg_eigh", "eigenvalues eigenvectors")

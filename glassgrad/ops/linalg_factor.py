@@ -210,7 +210,7 @@ class MatrixExp(Primitive):
         from .shape import cat
 
         n = x._array.shape[-1]
-        xt = x.mT
+        xt = x.mH
         grad = grad.expand(xt.shape) if grad._array.shape != xt._array.shape else grad
         big = cat([cat([xt, grad], -1), cat([xt * 0, xt], -1)], -2)
         return (MatrixExp.apply(big)[..., :n, n:],)

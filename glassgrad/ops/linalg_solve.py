@@ -23,6 +23,7 @@ from ._linalg_check import (
     write_out,
     singular_inv_message,
 )
+from ._util import cj
 from .primitive import Primitive
 
 
@@ -50,10 +51,10 @@ class Cholesky(Primitive):
 
     @staticmethod
     def backward(grad, result, *, check_errors):
-        phi = _half_diag_tril(result.mT @ grad)
-        grad_x = solve_triangular(result.mT, phi, upper=True)
+        phi = _half_diag_tril(result.mH @ grad)
+        grad_x = solve_triangular(result.mH, phi, upper=True)
         grad_x = solve_triangular(result, grad_x, upper=False, left=False)
-        return (0.5 * (grad_x + grad_x.mT),)
+        return (0.5 * (grad_x + grad_x.mH),)
 
 
 def _partial_cholesky(a):
@@ -95,10 +96,10 @@ class SolveTriangular(Primitive):
 
     @staticmethod
     def backward(grad, x, result, *, upper, unitriangular, needs_input_grad):
-        grad_y = solve_triangular(x.mT, grad, upper=not upper, unitriangular=unitriangular)
+        grad_y = solve_triangular(x.mH, grad, upper=not upper, unitriangular=unitriangular)
         grad_x = None
         if needs_input_grad[0]:
-            grad_x = -(grad_y @ result.mT)
+            grad_x = -(grad_y @ result.mH)
             k = 1 if unitriangular else 0
             grad_x = grad_x.triu(k) if upper else grad_x.tril(-k)
         return grad_x, grad_y
@@ -203,7 +204,7 @@ def cholesky(A, *, upper=False, out=None):
     triangle is read. LinAlgError naming the first leading minor that is not positive-definite."""
     check_matrix("linalg.cholesky", A)
     res = Cholesky.apply(A, check_errors=True)
-    return write_out(res.mT if upper else res, out, "linalg_cholesky")
+    return write_out(res.mH if upper else res, out, "linalg_cholesky")
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
@@ -214,7 +215,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     if check_errors:
         raise_info("linalg.cholesky_ex", info, not_pd_message)
     res = Cholesky.apply(A, check_errors=False)
-    res = CholeskyEx(res.mT if upper else res, _info_tensor(info))
+    res = CholeskyEx(res.mH if upper else res, _info_tensor(info))
     return write_out(res, out, "linalg_cholesky_ex")
 
 
@@ -305,9 +306,13 @@ class Det(Primitive):
 
     @staticmethod
     def backward(grad, x, result):
-        scale = (grad * result).unsqueeze(-1).unsqueeze(-1)
+        scale = (grad * cj(result)).unsqueeze(-1).unsqueeze(-1)
         if x._array.size and np.all(result._array != 0):
-            return (scale * Inv.apply(x, check_errors=True).mT,)
+            return (scale * Inv.apply(x, check_errors=True).mH,)
+        if x._array.dtype.kind == "c":
+            raise RuntimeError("glassgrad: the gradient of linalg.det at a singular complex "
+                               "matrix is not supported (real matrices and invertible complex "
+                               "ones are).")
         from .linalg_decomp import svd
 
         u, s, vh = svd(x, full_matrices=False)

@@ -123,3 +123,23 @@ OPS += [
     OpInfo("linalg.eig", _eig, _mats((3, 3), (2, 2, 2), (1, 1))),
     OpInfo("linalg.eigvals", _eigvals, _mats((3, 3), (2, 2, 2))),
 ]
+
+
+def _herm(m, a, b):
+    z = m.complex(a, b)
+    return z + z.mH
+
+
+def _eigh_complex(m, a, b):
+    values, vectors = m.linalg.eigh(_herm(m, a, b))
+    first = vectors[..., :1, :]
+    vectors = vectors * (first.conj() / first.abs())  # each eigenvector's phase fixed
+    return values, vectors.real, vectors.imag
+
+
+OPS += [
+    OpInfo("linalg.eigh_complex", _eigh_complex,
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+    OpInfo("linalg.eigvalsh_complex", lambda m, a, b: m.linalg.eigvalsh(_herm(m, a, b)),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+]
