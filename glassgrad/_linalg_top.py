@@ -267,3 +267,4 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
     """``torch.addmv_``: ``input.addmv_(mat, vec)``, in place."""
     return input.addmv_(mat, vec, beta=beta, alpha=alpha)
+

@@ -164,6 +164,8 @@ OPS = [
         _args((4,), (3, 2, 3), (3, 3, 4), desc="scaled", beta=0.0, alpha=2.0))),
     OpInfo("Tensor.linalg_inplace", _inplace, _args((2,), (2, 3), (3,), (3, 2))),
     OpInfo("vdot", lambda m, a, b: m.vdot(a, b) + a.vdot(b), _args((3,), (3,))),
+    OpInfo("vdot_complex", lambda m, a, b: m.vdot(m.complex(a, b), m.complex(b, a * 2)).abs(),
+           _args((3,), (3,))),
 ]
 
 
