@@ -143,3 +143,19 @@ OPS += [
     OpInfo("linalg.eigvalsh_complex", lambda m, a, b: m.linalg.eigvalsh(_herm(m, a, b)),
            lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
 ]
+
+
+def _svd_complex(m, a, b):
+    u, s, vh = m.linalg.svd(m.complex(a, b), full_matrices=False)
+    phase = u[..., :1, :].conj() / u[..., :1, :].abs()
+    u, vh = u * phase, vh * phase.mT.conj()
+    return s, u.real, u.imag, vh.real, vh.imag
+
+
+OPS += [
+    OpInfo("linalg.svd_complex", _svd_complex,
+           lambda rng: [Sample((arr(rng, *s), arr(rng, *s)), desc="x".join(map(str, s)))
+                        for s in ((3, 3), (4, 2), (2, 3))]),
+    OpInfo("linalg.svdvals_complex", lambda m, a, b: m.linalg.svdvals(m.complex(a, b)),
+           lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2)), desc="complex")]),
+]
