@@ -14,7 +14,9 @@ from .primitive import Primitive
 
 
 def _copyltu(x):
-    """The symmetric matrix whose lower triangle (diagonal included) is ``x``'s."""
+    """The Hermitian matrix whose strict lower triangle is ``x``'s, with ``x``'s real diagonal."""
+    if x._array.dtype.kind == "c":
+        return x.tril(-1) + x.tril(-1).mH + x.diagonal(0, -2, -1).real.diag_embed().to(x.dtype)
     return x.tril() + x.tril(-1).mT
 
 
@@ -22,13 +24,13 @@ def _qr_backward_tall(grad_q, grad_r, q, r):
     """``A = QR`` with ``m >= n``: ``gA = (gQ + Q copyltu(R gR^T - gQ^T Q)) R^-T``."""
     m = 0
     if grad_r is not None:
-        m = r @ grad_r.mT
+        m = r @ grad_r.mH
     if grad_q is not None:
-        m = m - grad_q.mT @ q
+        m = m - grad_q.mH @ q
     b = q @ _copyltu(m) if not isinstance(m, int) else q * 0
     if grad_q is not None:
         b = b + grad_q
-    return solve_triangular(r.mT, b, upper=False, left=False)
+    return solve_triangular(r.mH, b, upper=False, left=False)
 
 
 class Qr(Primitive):
@@ -65,7 +67,7 @@ class Qr(Primitive):
         grad_x = None if grad_r is None else grad_r[..., :m]
         grad_y = None if grad_r is None else grad_r[..., m:]
         if grad_y is not None:
-            extra = q @ (y @ grad_y.mT)  # Y = Q^T A_Y moves with Q
+            extra = q @ (y @ grad_y.mH)  # Y = Q^H A_Y moves with Q
             grad_q = extra if grad_q is None else grad_q + extra
         left = _qr_backward_tall(grad_q, grad_x, q, x)
         right = q @ grad_y if grad_y is not None else y * 0

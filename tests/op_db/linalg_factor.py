@@ -205,3 +205,15 @@ OPS += [
     OpInfo("lobpcg_generalized", _lobpcg, _mats((6, 6), k=2, generalized=True), atol=1e-6,
            rtol=1e-4, float32=False, grad=False),
 ]
+
+
+def _qr_complex(m, a, b, **kw):
+    q, r = m.linalg.qr(m.complex(a, b), **kw)
+    return q.real, q.imag, r.real, r.imag
+
+
+OPS += [
+    OpInfo("linalg.qr_complex", _qr_complex,
+           lambda rng: [Sample((arr(rng, *s), arr(rng, *s)), desc="x".join(map(str, s)))
+                        for s in ((3, 3), (4, 2), (2, 4))]),
+]
