@@ -39,7 +39,8 @@ COMPLEX_OK = frozenset({"linalg.inv", "linalg.inv_ex", "linalg.solve", "linalg.s
                         "linalg.eig", "linalg.eigvals", "linalg.solve_triangular", "linalg.det",
                         "linalg.cholesky", "linalg.cholesky_ex", "linalg.eigh",
                         "linalg.eigvalsh", "linalg.matrix_exp", "cholesky_solve",
-                        "cholesky_inverse", "linalg.svd", "linalg.svdvals", "linalg.qr"})
+                        "cholesky_inverse", "linalg.svd", "linalg.svdvals", "linalg.qr",
+                        "linalg.pinv"})
 
 
 def check_float(op: str, a, name: str = "input"):

@@ -238,17 +238,18 @@ class Pinv(Primitive):
             return xp.zeros(x.shape[:-2] + x.shape[-2:][::-1], x.dtype)
         if hermitian:
             w, v = xp.linalg.eigh(x)
-            s, u, vt = xp.abs(w), v * xp.sign(w)[..., None, :], xp.swapaxes(v, -1, -2)
+            s, u, vt = xp.abs(w), v * xp.sign(w)[..., None, :], xp.swapaxes(v, -1, -2).conj()
         else:
             u, s, vt = xp.linalg.svd(x, full_matrices=False)
         cutoff = xp.maximum(atol, rtol * s.max(-1))[..., None]
         with np.errstate(divide="ignore"):
-            s_inv = xp.where(s > cutoff, 1 / s, 0).astype(x.dtype)
-        return xp.swapaxes(vt, -1, -2) @ (s_inv[..., :, None] * xp.swapaxes(u, -1, -2))
+            s_inv = xp.where(s > cutoff, 1 / s, 0).astype(s.dtype)
+        return (xp.swapaxes(vt, -1, -2).conj()
+                @ (s_inv[..., :, None] * xp.swapaxes(u, -1, -2).conj())).astype(x.dtype)
 
     @staticmethod
     def backward(grad, x, result, *, atol, rtol, hermitian):
-        pt, gt = result.mT, grad.mT
+        pt, gt = result.mH, grad.mH
         y = gt @ result @ pt
         z = pt @ result @ gt
         return (-(pt @ grad @ pt) + y - x @ (result @ y) + z - (z @ result) @ x,)

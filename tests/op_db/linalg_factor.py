@@ -217,3 +217,19 @@ OPS += [
            lambda rng: [Sample((arr(rng, *s), arr(rng, *s)), desc="x".join(map(str, s)))
                         for s in ((3, 3), (4, 2), (2, 4))]),
 ]
+
+
+def _pinv_complex(m, a, b, **kw):
+    z = m.complex(a, b)
+    if kw.get("hermitian"):
+        z = z + z.mH
+    p = m.linalg.pinv(z, **kw)
+    return p.real, p.imag
+
+
+OPS += [
+    OpInfo("linalg.pinv_complex", _pinv_complex,
+           lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2)), desc="tall"),
+                        Sample((arr(rng, 3, 3), arr(rng, 3, 3)), {"hermitian": True},
+                               desc="hermitian")]),
+]
