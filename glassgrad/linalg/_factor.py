@@ -107,12 +107,12 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
                            f"{B._array.shape[-2]}x{B._array.shape[-1]})")
     p, lower, upper = lu_unpack(LU, pivots)
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return write_out(lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT, out,
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return write_out(lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH, out,
                          "linalg_lu_solve")
-    if adjoint:  # A^T = U^T L^T P^T
-        y = solve_triangular(upper.mT, B, upper=False)
-        y = solve_triangular(lower.mT, y, upper=True, unitriangular=True)
+    if adjoint:  # A^H = U^H L^H P^H
+        y = solve_triangular(upper.mH, B, upper=False)
+        y = solve_triangular(lower.mH, y, upper=True, unitriangular=True)
         res = p @ y
     else:
         y = solve_triangular(lower, p.mT @ B, upper=False, unitriangular=True)

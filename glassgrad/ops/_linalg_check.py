@@ -40,7 +40,8 @@ COMPLEX_OK = frozenset({"linalg.inv", "linalg.inv_ex", "linalg.solve", "linalg.s
                         "linalg.cholesky", "linalg.cholesky_ex", "linalg.eigh",
                         "linalg.eigvalsh", "linalg.matrix_exp", "cholesky_solve",
                         "cholesky_inverse", "linalg.svd", "linalg.svdvals", "linalg.qr",
-                        "linalg.pinv"})
+                        "linalg.pinv", "linalg.lu", "torch.linalg.lu_factor",
+                        "torch.linalg.lu_factor_ex", "linalg.lu_solve"})
 
 
 def check_float(op: str, a, name: str = "input"):

@@ -152,21 +152,21 @@ class Lu(Primitive):
 
         if m < n:  # A = P L [U1 | U2]
             u1, u2, gu2 = upper[..., :k], upper[..., k:], grad_u[..., k:]
-            pl_gu2 = solve_triangular(lower.mT, gu2, upper=True, unitriangular=True)
-            grad_l = grad_l - pl_gu2 @ u2.mT
+            pl_gu2 = solve_triangular(lower.mH, gu2, upper=True, unitriangular=True)
+            grad_l = grad_l - pl_gu2 @ u2.mH
             left = _lu_backward_square(p, lower, u1, grad_l, grad_u[..., :k])
             return (cat([left, p @ pl_gu2], -1),)
         l1, l2, gl2 = lower[..., :k, :], lower[..., k:, :], grad_l[..., k:, :]  # P^T A = [L1; L2] U
-        gl2_u = solve_triangular(upper.mT, gl2, upper=False, left=False)  # gL2 U^-T
-        grad_u = grad_u - l2.mT @ gl2_u
+        gl2_u = solve_triangular(upper.mH, gl2, upper=False, left=False)  # gL2 U^-T
+        grad_u = grad_u - l2.mH @ gl2_u
         top = _lu_backward_square(None, l1, upper, grad_l[..., :k, :], grad_u)
         return (p @ cat([top, gl2_u], -2),)
 
 
 def _lu_backward_square(p, lower, upper, grad_l, grad_u):
-    inner = (lower.mT @ grad_l).tril(-1) + (grad_u @ upper.mT).triu()
-    x = solve_triangular(lower.mT, inner, upper=True, unitriangular=True)
-    x = solve_triangular(upper.mT, x, upper=False, left=False)
+    inner = (lower.mH @ grad_l).tril(-1) + (grad_u @ upper.mH).triu()
+    x = solve_triangular(lower.mH, inner, upper=True, unitriangular=True)
+    x = solve_triangular(upper.mH, x, upper=False, left=False)
     return x if p is None else p @ x
 
 

@@ -233,3 +233,26 @@ OPS += [
                         Sample((arr(rng, 3, 3), arr(rng, 3, 3)), {"hermitian": True},
                                desc="hermitian")]),
 ]
+
+
+def _lu_complex(m, a, b):
+    _, lower, upper = m.linalg.lu(m.complex(a, b))
+    return lower.real, lower.imag, upper.real, upper.imag
+
+
+def _lu_solve_complex(m, a, b, c, **kw):
+    lu, piv = m.linalg.lu_factor(m.complex(a, b) + 3 * m.eye(a.shape[-1], dtype=a.dtype))
+    x = m.linalg.lu_solve(lu, piv, m.complex(c, c * 0.5), **kw)
+    return x.real, x.imag
+
+
+OPS += [
+    OpInfo("linalg.lu_complex", _lu_complex,
+           lambda rng: [Sample((arr(rng, *s), arr(rng, *s)), desc="x".join(map(str, s)))
+                        for s in ((3, 3), (4, 2), (2, 3))]),
+    OpInfo("linalg.lu_solve_complex", _lu_solve_complex,
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3), arr(rng, *b)), kw, desc=d)
+                        for b, kw, d in (((3, 2), {}, "plain"), ((3, 2), {"adjoint": True},
+                                                                 "adjoint"),
+                                         ((2, 3), {"left": False}, "left=False"))]),
+]
