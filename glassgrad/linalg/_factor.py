@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import primitive
+from ..ops._util import cj
 from ..ops._linalg_check import check_matrix, check_same_dtype, result_type, write_out
 from ..ops.linalg_factor import Lu, _check_lu, lu_factor_arrays, permutation
 from ..ops.linalg_solve import solve_triangular
@@ -122,7 +123,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 def _reflect(A, tau, C, left, transpose):
     """``C`` multiplied by ``Q = H_0 ... H_{k-1}`` (or ``Q^T``; from the left or right), with
-    ``H_i = I - tau_i v_i v_i^T`` and ``v_i`` column ``i`` of ``A`` below the diagonal, 1 on it."""
+    ``H_i = I - tau_i v_i v_i^H`` and ``v_i`` column ``i`` of ``A`` below the diagonal, 1 on it."""
     m = A._array.shape[-2]
     k = tau._array.shape[-1]
     order = range(k - 1, -1, -1) if left != transpose else range(k)
@@ -133,10 +134,11 @@ def _reflect(A, tau, C, left, transpose):
         unit[i] = 1
         v = A[..., :, i] * _const(below) + _const(unit)
         t = tau[..., i].unsqueeze(-1).unsqueeze(-1)
+        t = cj(t) if transpose else t  # H_i^H = I - conj(tau_i) v v^H
         if left:
-            C = C - t * v.unsqueeze(-1) @ (v.unsqueeze(-2) @ C)
+            C = C - t * v.unsqueeze(-1) @ (cj(v).unsqueeze(-2) @ C)
         else:
-            C = C - t * (C @ v.unsqueeze(-1)) @ v.unsqueeze(-2)
+            C = C - t * (C @ v.unsqueeze(-1)) @ cj(v).unsqueeze(-2)
     return C
 
 

@@ -332,12 +332,12 @@ def _prod_of_others(s):
 
 
 class Slogdet(Primitive):
-    """``(sign, log|det A|)``; the gradient of ``logabsdet`` is ``grad A^-T`` (``sign`` has
-    none)."""
+    """``(sign, log|det A|)``; the gradient is ``c A^-H`` with ``c = g_logabsdet`` for real
+    ``A`` (``sign`` has none) and ``c = g_logabsdet - i Im(conj(g_sign) sign)`` for complex."""
 
     node_name = "LinalgSlogdetBackward0"
     multi_output = True
-    saves = ("x",)
+    saves = ("x", "result")
 
     @staticmethod
     def forward(xp, x):
@@ -345,12 +345,15 @@ class Slogdet(Primitive):
         return sign, logabsdet
 
     @staticmethod
-    def backward(grads, x):
-        grad = grads[1]
+    def backward(grads, x, sign):
+        grad_sign, grad = grads
+        if x._array.dtype.kind == "c" and grad_sign is not None:
+            phase = (grad_sign.conj() * sign).imag * -1j
+            grad = phase if grad is None else grad + phase
         if grad is None:
             return (None,)
         # a singular matrix (logabsdet -inf) gives a non-finite gradient, as in PyTorch
-        return (grad.unsqueeze(-1).unsqueeze(-1) * Inv.apply(x, check_errors=False).mT,)
+        return (grad.unsqueeze(-1).unsqueeze(-1) * Inv.apply(x, check_errors=False).mH,)
 
 
 SlogdetResult = result_type("linalg_slogdet", "sign logabsdet")
@@ -377,6 +380,8 @@ def logdet(input):
     is zero."""
     check_matrix("logdet", input, name="A")
     sign, logabsdet = Slogdet.apply(input)
+    if input._array.dtype.kind == "c":  # log det = log|det| + i angle(det): the phase moves
+        return logabsdet + sign.log()
     return logabsdet + primitive._make(_log_sign(sign._array))
 
 

@@ -256,3 +256,28 @@ OPS += [
                                                                  "adjoint"),
                                          ((2, 3), {"left": False}, "left=False"))]),
 ]
+
+
+def _householder_complex(m, a, b, t1, t2):
+    q = m.linalg.householder_product(m.complex(a, b), m.complex(t1, t2))
+    return q.real, q.imag
+
+
+def _ormqr_complex(m, a, b, **kw):
+    rows = a.shape[0] if kw.get("left", True) else a.shape[1]
+    z = m.tensor(_REFLECTORS[:rows, :2] * (1 + 0.5j))
+    qr, tau = m.geqrf(z)
+    out = m.ormqr(qr, tau, m.complex(a, b), **kw)
+    return out.real, out.imag
+
+
+OPS += [
+    OpInfo("linalg.householder_product_complex", _householder_complex,
+           lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2), arr(rng, 2), arr(rng, 2)),
+                               desc="complex")]),
+    OpInfo("ormqr_complex", _ormqr_complex,
+           lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2)), {"transpose": True},
+                               desc="left transpose"),
+                        Sample((arr(rng, 2, 3), arr(rng, 2, 3)), {"left": False}, desc="right")],
+           float32=False),
+]

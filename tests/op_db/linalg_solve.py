@@ -130,3 +130,16 @@ OPS += [
     OpInfo("linalg.matrix_exp_complex", lambda m, a, b: _parts(m.linalg.matrix_exp(
         m.complex(a, b))), lambda rng: [Sample((arr(rng, 2, 2), arr(rng, 2, 2)), desc="complex")]),
 ]
+
+
+def _slogdet_complex(m, a, b):
+    sign, logabsdet = m.linalg.slogdet(_complex(m, a, b))
+    return sign.real, sign.imag, logabsdet
+
+
+OPS += [
+    OpInfo("linalg.slogdet_complex", _slogdet_complex,
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+    OpInfo("logdet_complex", lambda m, a, b: _parts(m.logdet(_complex(m, a, b))),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+]
