@@ -42,7 +42,8 @@ COMPLEX_OK = frozenset({"linalg.inv", "linalg.inv_ex", "linalg.solve", "linalg.s
                         "cholesky_inverse", "linalg.svd", "linalg.svdvals", "linalg.qr",
                         "linalg.pinv", "linalg.lu", "torch.linalg.lu_factor",
                         "torch.linalg.lu_factor_ex", "linalg.lu_solve", "linalg.slogdet",
-                        "logdet", "geqrf"})
+                        "logdet", "geqrf", "linalg.cond", "linalg.matrix_rank",
+                        "torch.linalg.lstsq"})
 
 
 def check_float(op: str, a, name: str = "input"):

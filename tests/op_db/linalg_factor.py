@@ -281,3 +281,17 @@ OPS += [
                         Sample((arr(rng, 2, 3), arr(rng, 2, 3)), {"left": False}, desc="right")],
            float32=False),
 ]
+
+
+def _lstsq_complex(m, a, b, c, d, **kw):
+    res = m.linalg.lstsq(m.complex(a, b), m.complex(c, d), **kw)
+    return res.solution.real, res.solution.imag, res.residuals
+
+
+OPS += [
+    OpInfo("linalg.lstsq_complex", _lstsq_complex,
+           lambda rng: [Sample((arr(rng, 4, 2), arr(rng, 4, 2), arr(rng, 4, 1), arr(rng, 4, 1)),
+                               {"driver": "gelsd"}, desc="gelsd")]),
+    OpInfo("linalg.matrix_rank_complex", lambda m, a, b: m.linalg.matrix_rank(m.complex(a, b)),
+           _args((3, 4), (3, 4)), grad=False),
+]

@@ -159,3 +159,13 @@ OPS += [
     OpInfo("linalg.svdvals_complex", lambda m, a, b: m.linalg.svdvals(m.complex(a, b)),
            lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2)), desc="complex")]),
 ]
+
+
+OPS += [
+    OpInfo("linalg.norms_complex", lambda m, a, b, **kw: (
+        m.linalg.vector_norm(m.complex(a, b), **kw), m.linalg.matrix_norm(m.complex(a, b)),
+        m.linalg.matrix_norm(m.complex(a, b), "nuc"), m.linalg.norm(m.complex(a, b), 1),
+        m.linalg.cond(m.complex(a, b))),
+        lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), {"ord": o}, desc=f"ord={o}")
+                     for o in (2, 3)]),
+]
