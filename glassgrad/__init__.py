@@ -163,7 +163,7 @@ from ._linalg_top import (  # noqa: E402,F401
     triangular_solve, vander,
 )
 from .linalg import matrix_exp  # noqa: E402,F401
-from ._linalg_lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
+from ._linalg_lowrank import lobpcg, pca_lowrank, svd_lowrank  # noqa: E402,F401
 from .linalg._factor import geqrf, lu_unpack, ormqr  # noqa: E402,F401
 from . import _tensor_methods_linalg  # noqa: E402,F401
 # issue 15, lane cfft

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import linalg as _la
 from ._factories import randn
+from .autograd.function import Function
 
 
 def _basis(A, q, niter, M):
@@ -57,3 +58,48 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     if not center:
         return svd_lowrank(A, q, niter=niter)
     return svd_lowrank(A, q, niter=niter, M=A.mean(dim=-2, keepdim=True))
+
+
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None,
+           method=None, tracker=None, ortho_iparams=None, ortho_fparams=None, ortho_bparams=None):
+    """``(E, X)``: the ``k`` largest (``largest=False``: smallest) eigenpairs of the symmetric
+    (generalised, ``A X = B X diag(E)`` with positive-definite ``B``) problem
+    (``torch.lobpcg``). glassgrad solves it exactly with a dense ``eigh`` (through ``B``'s
+    Cholesky factor), the point LOBPCG's iteration converges to: ``niter``, ``tol``, ``method``,
+    ``iK`` and the ``ortho_*``/``tracker`` options of the iteration have nothing to tune, and the
+    gradient is eigh's exact one. RuntimeError, as PyTorch, when ``m < 3 n``."""
+    m = A._array.shape[-1]
+    if k is None:
+        k = 1 if X is None else X._array.shape[-1]
+    if n is None:
+        n = k if X is None else X._array.shape[-1]
+    if m < 3 * n:
+        raise ValueError(
+            f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller than "
+            f"3 x the number of requested eigenpairs (={n})")
+    largest = True if largest is None else largest
+    want = k if X is None else X._array.shape[-1]
+    if B is None:
+        values, vectors = _la.eigh(A)
+    else:
+        low = _la.cholesky(B)
+        inner = _la.solve_triangular(low, A, upper=False)
+        inner = _la.solve_triangular(low, inner.mT, upper=False)
+        values, vectors = _la.eigh(inner)
+        vectors = _la.solve_triangular(low.mT, vectors, upper=True)
+        values, vectors = _NoGeneralizedBackward.apply(values, vectors)
+    if largest:
+        values, vectors = values.flip(-1), vectors.flip(-1)
+    return values[..., :want], vectors[..., :want]
+
+
+class _NoGeneralizedBackward(Function):
+    """Identity whose backward raises PyTorch's lobpcg error for a generalised problem."""
+
+    @staticmethod
+    def forward(ctx, values, vectors):
+        return values.clone(), vectors.clone()
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors):
+        raise ValueError("lobpcg.backward does not support backward with B != I yet.")

@@ -55,9 +55,9 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     ``upper``: ``L`` is the upper factor ``U`` with ``A = U^T U``); batch dims broadcast."""
     check_matrix("cholesky_solve", L, name="A")
     check_matrix("cholesky_solve", B, name="B", square=False)
-    low = L.mT if upper else L
+    low = L.mH if upper else L
     y = _la.solve_triangular(low, B, upper=False)
-    return write_out(_la.solve_triangular(low.mT, y, upper=True), out, "cholesky_solve")
+    return write_out(_la.solve_triangular(low.mH, y, upper=True), out, "cholesky_solve")
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
@@ -267,3 +267,4 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
     """``torch.addmv_``: ``input.addmv_(mat, vec)``, in place."""
     return input.addmv_(mat, vec, beta=beta, alpha=alpha)
+

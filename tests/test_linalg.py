@@ -32,6 +32,16 @@ def _r(m, *shape, dtype=None):
     return t if dtype is None else t.to(dtype)
 
 
+_SPD_LEAF = {}
+
+
+def _spd(m, requires_grad=False):
+    a = np.random.default_rng(1).standard_normal((6, 6))
+    x = _t(m, a @ a.T + 6 * np.eye(6), requires_grad=requires_grad)
+    _SPD_LEAF[m.__name__] = x
+    return x
+
+
 _long = lambda m: m.ones(3, 3, dtype=m.int64)  # noqa: E731
 
 CASES = [
@@ -212,6 +222,10 @@ CASES2 = [
     ("pinv int", lambda m, L: L.pinv(_long(m))),
     ("lu_unpack pivots dtype", lambda m, L: m.lu_unpack(_r(m, 3, 3), m.ones(3, dtype=m.int64))),
     ("top vander 2-D", lambda m, L: m.vander(_r(m, 2, 2))),
+    ("lobpcg m < 3n", lambda m, L: m.lobpcg(_r(m, 4, 4), k=2)),
+    ("lobpcg backward with B", lambda m, L: m.autograd.grad(m.lobpcg(
+        _spd(m, requires_grad=True), k=1, B=2 * m.eye(6, dtype=m.float64))[0].sum(),
+        _SPD_LEAF[m.__name__])),
     ("pca_lowrank q", lambda m, L: m.pca_lowrank(_r(m, 3, 4), q=9)),
     ("pca_lowrank niter", lambda m, L: m.pca_lowrank(_r(m, 3, 4), niter=-1)),
 ]
@@ -229,8 +243,8 @@ def test_backward_errors_match_torch(fn):
 
 def test_complex_input_where_unsupported_is_refused():
     z = glassgrad.complex(_r(glassgrad, 3, 3), _r(glassgrad, 3, 3))
-    with pytest.raises(RuntimeError, match="glassgrad: linalg.cholesky supports float32"):
-        glassgrad.linalg.cholesky(z)
+    with pytest.raises(RuntimeError, match="glassgrad: torch.linalg.ldl_factor_ex supports"):
+        glassgrad.linalg.ldl_factor(z)
 
 
 def test_common_notes_keys_match_torch():
@@ -253,3 +267,19 @@ def test_top_level_addmv_in_place():
         assert res is x
         results.append(x)
     assert_close(results[1], results[0])
+
+
+@pytest.mark.parametrize("op", ["svd", "eigh"])
+def test_complex_phase_dependent_loss_is_refused_like_torch(op):
+    errors = []
+    for m in (torch, glassgrad):
+        a = _r(m, 3, 3).requires_grad_()
+        z = m.complex(a, a.mT * 0.5)
+        if op == "svd":
+            out = m.linalg.svd(z)[0]
+        else:
+            out = m.linalg.eigh(z + z.mH)[1]
+        with pytest.raises(RuntimeError) as info:
+            m.autograd.grad(out.real.sum(), a)
+        errors.append(str(info.value))
+    assert errors[0].split(".")[0] in errors[1]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import primitive
+from ..ops._util import cj
 from ..ops._linalg_check import check_matrix, check_same_dtype, result_type, write_out
 from ..ops.linalg_factor import Lu, _check_lu, lu_factor_arrays, permutation
 from ..ops.linalg_solve import solve_triangular
@@ -107,12 +108,12 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
                            f"{B._array.shape[-2]}x{B._array.shape[-1]})")
     p, lower, upper = lu_unpack(LU, pivots)
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return write_out(lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT, out,
+    if not left:  # X A = B  <=>  A^H X^H = B^H
+        return write_out(lu_solve(LU, pivots, B.mH, adjoint=not adjoint).mH, out,
                          "linalg_lu_solve")
-    if adjoint:  # A^T = U^T L^T P^T
-        y = solve_triangular(upper.mT, B, upper=False)
-        y = solve_triangular(lower.mT, y, upper=True, unitriangular=True)
+    if adjoint:  # A^H = U^H L^H P^H
+        y = solve_triangular(upper.mH, B, upper=False)
+        y = solve_triangular(lower.mH, y, upper=True, unitriangular=True)
         res = p @ y
     else:
         y = solve_triangular(lower, p.mT @ B, upper=False, unitriangular=True)
@@ -122,7 +123,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 def _reflect(A, tau, C, left, transpose):
     """``C`` multiplied by ``Q = H_0 ... H_{k-1}`` (or ``Q^T``; from the left or right), with
-    ``H_i = I - tau_i v_i v_i^T`` and ``v_i`` column ``i`` of ``A`` below the diagonal, 1 on it."""
+    ``H_i = I - tau_i v_i v_i^H`` and ``v_i`` column ``i`` of ``A`` below the diagonal, 1 on it."""
     m = A._array.shape[-2]
     k = tau._array.shape[-1]
     order = range(k - 1, -1, -1) if left != transpose else range(k)
@@ -133,10 +134,11 @@ def _reflect(A, tau, C, left, transpose):
         unit[i] = 1
         v = A[..., :, i] * _const(below) + _const(unit)
         t = tau[..., i].unsqueeze(-1).unsqueeze(-1)
+        t = cj(t) if transpose else t  # H_i^H = I - conj(tau_i) v v^H
         if left:
-            C = C - t * v.unsqueeze(-1) @ (v.unsqueeze(-2) @ C)
+            C = C - t * v.unsqueeze(-1) @ (cj(v).unsqueeze(-2) @ C)
         else:
-            C = C - t * (C @ v.unsqueeze(-1)) @ v.unsqueeze(-2)
+            C = C - t * (C @ v.unsqueeze(-1)) @ cj(v).unsqueeze(-2)
     return C
 
 

@@ -96,7 +96,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     eps = np.finfo(A._array.dtype).eps
     rcond = eps * max(m, n) if rcond is None else rcond
     solution = matmul(pinv(A, rtol=rcond), rhs)
-    dt = A._array.dtype
+    dt = np.finfo(A._array.dtype).dtype  # singular values and residuals are real
     s = np.linalg.svd(A._array, compute_uv=False) if A._array.size else np.zeros(
         A._array.shape[:-2] + (min(m, n),), dt)
     rank_arr = (s > rcond * s.max(-1, initial=0.0)[..., None]).sum(-1).astype(np.int64)
@@ -105,7 +105,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         primitive._make(np.asarray(rank_arr))
     residuals = empty
     if driver != "gelsy" and m > n and (rank_arr == n).all():
-        residuals = ((matmul(A, solution) - rhs) ** 2).sum(-2)
+        residuals = ((matmul(A, solution) - rhs).abs() ** 2).sum(-2)
         if vector:
             residuals = residuals.squeeze(-1)
     svals = primitive._make(s) if driver in ("gelsd", "gelss") else empty

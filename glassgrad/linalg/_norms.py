@@ -36,6 +36,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
                         f"{type(ord).__name__}")
     x = _cast_dtype(op, x, dtype)
+    if x._array.dtype.kind == "c":  # the norm of the moduli (a real result, as in PyTorch)
+        x = x.abs()
     check_float(op, x)
     if dim == ():
         dim = None
@@ -68,10 +70,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if A._array.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     A = _cast_dtype(op, A, dtype)
-    check_float(op, A)
+    check_float(op, A.abs() if A._array.dtype.kind == "c" else A)
     d0, d1 = _two_dims(op, A, dim)
     if ord == "fro":
-        res = _vector_norm(A, 2, (d0, d1), keepdim)
+        res = _vector_norm(A.abs() if A._array.dtype.kind == "c" else A, 2, (d0, d1), keepdim)
         return write_out(res, out, "linalg_matrix_norm")
     if ord not in ("nuc", 1, -1, 2, -2, math.inf, -math.inf):
         raise RuntimeError(f"{op}: Order {ord} not supported.")

@@ -36,7 +36,14 @@ def _shape(t) -> str:
 
 # ops whose backward follows the complex convention (NOTE [Complex gradients] in complex_ops.py)
 COMPLEX_OK = frozenset({"linalg.inv", "linalg.inv_ex", "linalg.solve", "linalg.solve_ex",
-                        "linalg.eig", "linalg.eigvals"})
+                        "linalg.eig", "linalg.eigvals", "linalg.solve_triangular", "linalg.det",
+                        "linalg.cholesky", "linalg.cholesky_ex", "linalg.eigh",
+                        "linalg.eigvalsh", "linalg.matrix_exp", "cholesky_solve",
+                        "cholesky_inverse", "linalg.svd", "linalg.svdvals", "linalg.qr",
+                        "linalg.pinv", "linalg.lu", "torch.linalg.lu_factor",
+                        "torch.linalg.lu_factor_ex", "linalg.lu_solve", "linalg.slogdet",
+                        "logdet", "geqrf", "linalg.cond", "linalg.matrix_rank",
+                        "torch.linalg.lstsq"})
 
 
 def check_float(op: str, a, name: str = "input"):

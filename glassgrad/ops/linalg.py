@@ -274,7 +274,15 @@ def dot(input, other):
     return matmul(input, other)
 
 
-inner = vdot = dot
+inner = dot
+
+
+def vdot(input, other):
+    """``sum(conj(input) * other)`` of two 1-D tensors (``torch.vdot``: ``dot`` with the first
+    operand conjugated; the same as ``dot`` for real dtypes)."""
+    if is_tensor(input) and input._array.ndim == 1:
+        return dot(cj(input), other)
+    return dot(input, other)
 
 
 def outer(input, vec2):

@@ -42,11 +42,16 @@ class Eigh(Primitive):
         if grad_vectors is None:
             inner = grad_values.diag_embed()
         else:
-            vtgv = vectors.mT @ grad_vectors
-            inner = 0.5 * (vtgv - vtgv.mT) / _gaps(values)  # NOTE [Spectral gradients]
+            vtgv = vectors.mH @ grad_vectors
+            if vtgv._array.dtype.kind == "c" and not np.allclose(
+                    np.diagonal(vtgv._array, 0, -2, -1).imag, 0, rtol=1e-2, atol=1e-2):
+                raise RuntimeError(_GAUGE.replace("linalg_eig_backward", "linalg_eigh_backward"))
+            inner = 0.5 * (vtgv - vtgv.mH) / _gaps(values)  # NOTE [Spectral gradients]
             if grad_values is not None:
                 inner = inner + grad_values.diag_embed()
-        return (vectors @ inner @ vectors.mT,)
+        if inner._array.dtype != vectors._array.dtype:  # real eigenvalue grads, complex vectors
+            inner = inner.to(vectors.dtype)
+        return (vectors @ inner @ vectors.mH,)
 
 
 EighResult = result_type("linalg_eigh", "eigenvalues eigenvectors")
@@ -118,29 +123,47 @@ class Svd(Primitive):
 
 
 def svd_backward(grad_u, grad_s, grad_vh, u, s, vh):
-    """The gradient of ``A = U diag(S) Vh`` (reduced) for real matrices: the gap-divided skew
-    parts inside, the projections off U's and V's spans for non-square ``A``."""
+    """The gradient of ``A = U diag(S) Vh`` (reduced): the gap-divided skew parts inside, the
+    projections off U's and V's spans for non-square ``A``; for complex ``A`` also the phase term
+    ``i Im(diag(U^H gU)) / S``, after PyTorch's check that the loss ignores the phases."""
     m, n = u._array.shape[-2], vh._array.shape[-1]
     if grad_u is None and grad_vh is None:
         return (u * grad_s.unsqueeze(-2)) @ vh
     s2 = s * s
     inner = 0
+    utgu = vtgv = None
     if grad_u is not None:
-        utgu = u.mT @ grad_u
-        inner = (utgu - utgu.mT) * s.unsqueeze(-2)
+        utgu = u.mH @ grad_u
+        inner = (utgu - utgu.mH) * s.unsqueeze(-2)
     if grad_vh is not None:
-        vtgv = vh @ grad_vh.mT
-        inner = inner + s.unsqueeze(-1) * (vtgv - vtgv.mT)
+        vtgv = vh @ grad_vh.mH
+        inner = inner + s.unsqueeze(-1) * (vtgv - vtgv.mH)
     inner = inner / _gaps(s2)  # NOTE [Spectral gradients]
+    if u._array.dtype.kind == "c":
+        inner = inner + _svd_phase_term(utgu, vtgv, s)
     if grad_s is not None:
         inner = inner + grad_s.diag_embed()
     if m > n and grad_u is not None:
         grad_u_sinv = grad_u / s.unsqueeze(-2)
-        return (u @ inner + grad_u_sinv - u @ (u.mT @ grad_u_sinv)) @ vh
+        return (u @ inner + grad_u_sinv - u @ (u.mH @ grad_u_sinv)) @ vh
     if n > m and grad_vh is not None:
         grad_vh_sinv = grad_vh / s.unsqueeze(-1)
-        return u @ (inner @ vh + grad_vh_sinv - (grad_vh_sinv @ vh.mT) @ vh)
+        return u @ (inner @ vh + grad_vh_sinv - (grad_vh_sinv @ vh.mH) @ vh)
     return u @ inner @ vh
+
+
+def _svd_phase_term(utgu, vtgv, s):
+    imag_u = 0 if utgu is None else np.diagonal(utgu._array, 0, -2, -1).imag
+    imag_v = 0 if vtgv is None else np.diagonal(vtgv._array, 0, -2, -1).imag
+    if not np.allclose(imag_u, -np.asarray(imag_v), rtol=1e-2, atol=1e-2):
+        raise RuntimeError(
+            "svd_backward: The singular vectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this phase, so "
+            "it is ill-defined.")
+    if utgu is None:
+        return 0
+    diag = utgu.diagonal(0, -2, -1)
+    return (0.5 * (diag - diag.conj()) / s).diag_embed()
 
 
 SvdResult = result_type("linalg_svd", "U S Vh")

@@ -14,7 +14,9 @@ from .primitive import Primitive
 
 
 def _copyltu(x):
-    """The symmetric matrix whose lower triangle (diagonal included) is ``x``'s."""
+    """The Hermitian matrix whose strict lower triangle is ``x``'s, with ``x``'s real diagonal."""
+    if x._array.dtype.kind == "c":
+        return x.tril(-1) + x.tril(-1).mH + x.diagonal(0, -2, -1).real.diag_embed().to(x.dtype)
     return x.tril() + x.tril(-1).mT
 
 
@@ -22,13 +24,13 @@ def _qr_backward_tall(grad_q, grad_r, q, r):
     """``A = QR`` with ``m >= n``: ``gA = (gQ + Q copyltu(R gR^T - gQ^T Q)) R^-T``."""
     m = 0
     if grad_r is not None:
-        m = r @ grad_r.mT
+        m = r @ grad_r.mH
     if grad_q is not None:
-        m = m - grad_q.mT @ q
+        m = m - grad_q.mH @ q
     b = q @ _copyltu(m) if not isinstance(m, int) else q * 0
     if grad_q is not None:
         b = b + grad_q
-    return solve_triangular(r.mT, b, upper=False, left=False)
+    return solve_triangular(r.mH, b, upper=False, left=False)
 
 
 class Qr(Primitive):
@@ -65,7 +67,7 @@ class Qr(Primitive):
         grad_x = None if grad_r is None else grad_r[..., :m]
         grad_y = None if grad_r is None else grad_r[..., m:]
         if grad_y is not None:
-            extra = q @ (y @ grad_y.mT)  # Y = Q^T A_Y moves with Q
+            extra = q @ (y @ grad_y.mH)  # Y = Q^H A_Y moves with Q
             grad_q = extra if grad_q is None else grad_q + extra
         left = _qr_backward_tall(grad_q, grad_x, q, x)
         right = q @ grad_y if grad_y is not None else y * 0
@@ -150,21 +152,21 @@ class Lu(Primitive):
 
         if m < n:  # A = P L [U1 | U2]
             u1, u2, gu2 = upper[..., :k], upper[..., k:], grad_u[..., k:]
-            pl_gu2 = solve_triangular(lower.mT, gu2, upper=True, unitriangular=True)
-            grad_l = grad_l - pl_gu2 @ u2.mT
+            pl_gu2 = solve_triangular(lower.mH, gu2, upper=True, unitriangular=True)
+            grad_l = grad_l - pl_gu2 @ u2.mH
             left = _lu_backward_square(p, lower, u1, grad_l, grad_u[..., :k])
             return (cat([left, p @ pl_gu2], -1),)
         l1, l2, gl2 = lower[..., :k, :], lower[..., k:, :], grad_l[..., k:, :]  # P^T A = [L1; L2] U
-        gl2_u = solve_triangular(upper.mT, gl2, upper=False, left=False)  # gL2 U^-T
-        grad_u = grad_u - l2.mT @ gl2_u
+        gl2_u = solve_triangular(upper.mH, gl2, upper=False, left=False)  # gL2 U^-T
+        grad_u = grad_u - l2.mH @ gl2_u
         top = _lu_backward_square(None, l1, upper, grad_l[..., :k, :], grad_u)
         return (p @ cat([top, gl2_u], -2),)
 
 
 def _lu_backward_square(p, lower, upper, grad_l, grad_u):
-    inner = (lower.mT @ grad_l).tril(-1) + (grad_u @ upper.mT).triu()
-    x = solve_triangular(lower.mT, inner, upper=True, unitriangular=True)
-    x = solve_triangular(upper.mT, x, upper=False, left=False)
+    inner = (lower.mH @ grad_l).tril(-1) + (grad_u @ upper.mH).triu()
+    x = solve_triangular(lower.mH, inner, upper=True, unitriangular=True)
+    x = solve_triangular(upper.mH, x, upper=False, left=False)
     return x if p is None else p @ x
 
 
@@ -210,7 +212,7 @@ class MatrixExp(Primitive):
         from .shape import cat
 
         n = x._array.shape[-1]
-        xt = x.mT
+        xt = x.mH
         grad = grad.expand(xt.shape) if grad._array.shape != xt._array.shape else grad
         big = cat([cat([xt, grad], -1), cat([xt * 0, xt], -1)], -2)
         return (MatrixExp.apply(big)[..., :n, n:],)
@@ -236,17 +238,18 @@ class Pinv(Primitive):
             return xp.zeros(x.shape[:-2] + x.shape[-2:][::-1], x.dtype)
         if hermitian:
             w, v = xp.linalg.eigh(x)
-            s, u, vt = xp.abs(w), v * xp.sign(w)[..., None, :], xp.swapaxes(v, -1, -2)
+            s, u, vt = xp.abs(w), v * xp.sign(w)[..., None, :], xp.swapaxes(v, -1, -2).conj()
         else:
             u, s, vt = xp.linalg.svd(x, full_matrices=False)
         cutoff = xp.maximum(atol, rtol * s.max(-1))[..., None]
         with np.errstate(divide="ignore"):
-            s_inv = xp.where(s > cutoff, 1 / s, 0).astype(x.dtype)
-        return xp.swapaxes(vt, -1, -2) @ (s_inv[..., :, None] * xp.swapaxes(u, -1, -2))
+            s_inv = xp.where(s > cutoff, 1 / s, 0).astype(s.dtype)
+        return (xp.swapaxes(vt, -1, -2).conj()
+                @ (s_inv[..., :, None] * xp.swapaxes(u, -1, -2).conj())).astype(x.dtype)
 
     @staticmethod
     def backward(grad, x, result, *, atol, rtol, hermitian):
-        pt, gt = result.mT, grad.mT
+        pt, gt = result.mH, grad.mH
         y = gt @ result @ pt
         z = pt @ result @ gt
         return (-(pt @ grad @ pt) + y - x @ (result @ y) + z - (z @ result) @ x,)

@@ -23,6 +23,7 @@ from ._linalg_check import (
     write_out,
     singular_inv_message,
 )
+from ._util import cj
 from .primitive import Primitive
 
 
@@ -50,10 +51,10 @@ class Cholesky(Primitive):
 
     @staticmethod
     def backward(grad, result, *, check_errors):
-        phi = _half_diag_tril(result.mT @ grad)
-        grad_x = solve_triangular(result.mT, phi, upper=True)
+        phi = _half_diag_tril(result.mH @ grad)
+        grad_x = solve_triangular(result.mH, phi, upper=True)
         grad_x = solve_triangular(result, grad_x, upper=False, left=False)
-        return (0.5 * (grad_x + grad_x.mT),)
+        return (0.5 * (grad_x + grad_x.mH),)
 
 
 def _partial_cholesky(a):
@@ -95,10 +96,10 @@ class SolveTriangular(Primitive):
 
     @staticmethod
     def backward(grad, x, result, *, upper, unitriangular, needs_input_grad):
-        grad_y = solve_triangular(x.mT, grad, upper=not upper, unitriangular=unitriangular)
+        grad_y = solve_triangular(x.mH, grad, upper=not upper, unitriangular=unitriangular)
         grad_x = None
         if needs_input_grad[0]:
-            grad_x = -(grad_y @ result.mT)
+            grad_x = -(grad_y @ result.mH)
             k = 1 if unitriangular else 0
             grad_x = grad_x.triu(k) if upper else grad_x.tril(-k)
         return grad_x, grad_y
@@ -203,7 +204,7 @@ def cholesky(A, *, upper=False, out=None):
     triangle is read. LinAlgError naming the first leading minor that is not positive-definite."""
     check_matrix("linalg.cholesky", A)
     res = Cholesky.apply(A, check_errors=True)
-    return write_out(res.mT if upper else res, out, "linalg_cholesky")
+    return write_out(res.mH if upper else res, out, "linalg_cholesky")
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
@@ -214,7 +215,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     if check_errors:
         raise_info("linalg.cholesky_ex", info, not_pd_message)
     res = Cholesky.apply(A, check_errors=False)
-    res = CholeskyEx(res.mT if upper else res, _info_tensor(info))
+    res = CholeskyEx(res.mH if upper else res, _info_tensor(info))
     return write_out(res, out, "linalg_cholesky_ex")
 
 
@@ -305,9 +306,13 @@ class Det(Primitive):
 
     @staticmethod
     def backward(grad, x, result):
-        scale = (grad * result).unsqueeze(-1).unsqueeze(-1)
+        scale = (grad * cj(result)).unsqueeze(-1).unsqueeze(-1)
         if x._array.size and np.all(result._array != 0):
-            return (scale * Inv.apply(x, check_errors=True).mT,)
+            return (scale * Inv.apply(x, check_errors=True).mH,)
+        if x._array.dtype.kind == "c":
+            raise RuntimeError("glassgrad: the gradient of linalg.det at a singular complex "
+                               "matrix is not supported (real matrices and invertible complex "
+                               "ones are).")
         from .linalg_decomp import svd
 
         u, s, vh = svd(x, full_matrices=False)
@@ -327,12 +332,12 @@ def _prod_of_others(s):
 
 
 class Slogdet(Primitive):
-    """``(sign, log|det A|)``; the gradient of ``logabsdet`` is ``grad A^-T`` (``sign`` has
-    none)."""
+    """``(sign, log|det A|)``; the gradient is ``c A^-H`` with ``c = g_logabsdet`` for real
+    ``A`` (``sign`` has none) and ``c = g_logabsdet - i Im(conj(g_sign) sign)`` for complex."""
 
     node_name = "LinalgSlogdetBackward0"
     multi_output = True
-    saves = ("x",)
+    saves = ("x", "result")
 
     @staticmethod
     def forward(xp, x):
@@ -340,12 +345,15 @@ class Slogdet(Primitive):
         return sign, logabsdet
 
     @staticmethod
-    def backward(grads, x):
-        grad = grads[1]
+    def backward(grads, x, sign):
+        grad_sign, grad = grads
+        if x._array.dtype.kind == "c" and grad_sign is not None:
+            phase = (grad_sign.conj() * sign).imag * -1j
+            grad = phase if grad is None else grad + phase
         if grad is None:
             return (None,)
         # a singular matrix (logabsdet -inf) gives a non-finite gradient, as in PyTorch
-        return (grad.unsqueeze(-1).unsqueeze(-1) * Inv.apply(x, check_errors=False).mT,)
+        return (grad.unsqueeze(-1).unsqueeze(-1) * Inv.apply(x, check_errors=False).mH,)
 
 
 SlogdetResult = result_type("linalg_slogdet", "sign logabsdet")
@@ -372,6 +380,8 @@ def logdet(input):
     is zero."""
     check_matrix("logdet", input, name="A")
     sign, logabsdet = Slogdet.apply(input)
+    if input._array.dtype.kind == "c":  # log det = log|det| + i angle(det): the phase moves
+        return logabsdet + sign.log()
     return logabsdet + primitive._make(_log_sign(sign._array))
 
 

@@ -164,6 +164,8 @@ OPS = [
         _args((4,), (3, 2, 3), (3, 3, 4), desc="scaled", beta=0.0, alpha=2.0))),
     OpInfo("Tensor.linalg_inplace", _inplace, _args((2,), (2, 3), (3,), (3, 2))),
     OpInfo("vdot", lambda m, a, b: m.vdot(a, b) + a.vdot(b), _args((3,), (3,))),
+    OpInfo("vdot_complex", lambda m, a, b: m.vdot(m.complex(a, b), m.complex(b, a * 2)).abs(),
+           _args((3,), (3,))),
 ]
 
 
@@ -183,4 +185,113 @@ OPS += [
            _args((4, 3), (1, 3))),
     OpInfo("pca_lowrank", _lowrank(lambda m: m.pca_lowrank), _join(
         _mats((5, 3)), _mats((4, 5), q=2, center=False))),
+]
+
+
+def _lobpcg(m, a, **kw):
+    """lobpcg of a well-separated SPD matrix; eigenvector signs fixed (first row nonnegative)."""
+    q = m.linalg.qr(a).Q
+    spd = (q * m.arange(1.0, a.shape[-1] + 1, dtype=a.dtype) ** 2) @ q.mT
+    if kw.pop("generalized", False):
+        kw["B"] = 2 * m.eye(a.shape[-1], dtype=a.dtype) + 0.1 * (a @ a.mT) / a.shape[-1]
+    values, vectors = m.lobpcg(spd, **kw)
+    return values, vectors * vectors[..., :1, :].sign()
+
+
+OPS += [
+    # NOTE: torch iterates to its tolerance (~1e-8 relative in float64): compared at 1e-6
+    OpInfo("lobpcg", _lobpcg, _join(_mats((7, 7), k=2), _mats((6, 6), k=1, largest=False)),
+           atol=1e-6, rtol=1e-4, float32=False, gradgrad=False),
+    OpInfo("lobpcg_generalized", _lobpcg, _mats((6, 6), k=2, generalized=True), atol=1e-6,
+           rtol=1e-4, float32=False, grad=False),
+]
+
+
+def _qr_complex(m, a, b, **kw):
+    q, r = m.linalg.qr(m.complex(a, b), **kw)
+    return q.real, q.imag, r.real, r.imag
+
+
+OPS += [
+    OpInfo("linalg.qr_complex", _qr_complex,
+           lambda rng: [Sample((arr(rng, *s), arr(rng, *s)), desc="x".join(map(str, s)))
+                        for s in ((3, 3), (4, 2), (2, 4))]),
+]
+
+
+def _pinv_complex(m, a, b, **kw):
+    z = m.complex(a, b)
+    if kw.get("hermitian"):
+        z = z + z.mH
+    p = m.linalg.pinv(z, **kw)
+    return p.real, p.imag
+
+
+OPS += [
+    OpInfo("linalg.pinv_complex", _pinv_complex,
+           lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2)), desc="tall"),
+                        Sample((arr(rng, 3, 3), arr(rng, 3, 3)), {"hermitian": True},
+                               desc="hermitian")]),
+]
+
+
+def _lu_complex(m, a, b):
+    _, lower, upper = m.linalg.lu(m.complex(a, b))
+    return lower.real, lower.imag, upper.real, upper.imag
+
+
+def _lu_solve_complex(m, a, b, c, **kw):
+    lu, piv = m.linalg.lu_factor(m.complex(a, b) + 3 * m.eye(a.shape[-1], dtype=a.dtype))
+    x = m.linalg.lu_solve(lu, piv, m.complex(c, c * 0.5), **kw)
+    return x.real, x.imag
+
+
+OPS += [
+    OpInfo("linalg.lu_complex", _lu_complex,
+           lambda rng: [Sample((arr(rng, *s), arr(rng, *s)), desc="x".join(map(str, s)))
+                        for s in ((3, 3), (4, 2), (2, 3))]),
+    OpInfo("linalg.lu_solve_complex", _lu_solve_complex,
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3), arr(rng, *b)), kw, desc=d)
+                        for b, kw, d in (((3, 2), {}, "plain"), ((3, 2), {"adjoint": True},
+                                                                 "adjoint"),
+                                         ((2, 3), {"left": False}, "left=False"))]),
+]
+
+
+def _householder_complex(m, a, b, t1, t2):
+    q = m.linalg.householder_product(m.complex(a, b), m.complex(t1, t2))
+    return q.real, q.imag
+
+
+def _ormqr_complex(m, a, b, **kw):
+    rows = a.shape[0] if kw.get("left", True) else a.shape[1]
+    z = m.tensor(_REFLECTORS[:rows, :2] * (1 + 0.5j))
+    qr, tau = m.geqrf(z)
+    out = m.ormqr(qr, tau, m.complex(a, b), **kw)
+    return out.real, out.imag
+
+
+OPS += [
+    OpInfo("linalg.householder_product_complex", _householder_complex,
+           lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2), arr(rng, 2), arr(rng, 2)),
+                               desc="complex")]),
+    OpInfo("ormqr_complex", _ormqr_complex,
+           lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2)), {"transpose": True},
+                               desc="left transpose"),
+                        Sample((arr(rng, 2, 3), arr(rng, 2, 3)), {"left": False}, desc="right")],
+           float32=False),
+]
+
+
+def _lstsq_complex(m, a, b, c, d, **kw):
+    res = m.linalg.lstsq(m.complex(a, b), m.complex(c, d), **kw)
+    return res.solution.real, res.solution.imag, res.residuals
+
+
+OPS += [
+    OpInfo("linalg.lstsq_complex", _lstsq_complex,
+           lambda rng: [Sample((arr(rng, 4, 2), arr(rng, 4, 2), arr(rng, 4, 1), arr(rng, 4, 1)),
+                               {"driver": "gelsd"}, desc="gelsd")]),
+    OpInfo("linalg.matrix_rank_complex", lambda m, a, b: m.linalg.matrix_rank(m.complex(a, b)),
+           _args((3, 4), (3, 4)), grad=False),
 ]

@@ -106,3 +106,40 @@ OPS += [
     OpInfo("linalg.eig_complex", lambda m, a, b: m.linalg.eigvals(_complex(m, a, b)).abs(),
            lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex input")]),
 ]
+
+
+def _hpd(m, a, b):
+    z = m.complex(a, b)
+    return z @ z.mH + a.shape[-1] * m.eye(a.shape[-1], dtype=a.dtype)
+
+
+OPS += [
+    OpInfo("linalg.cholesky_complex", lambda m, a, b: _parts(m.linalg.cholesky(_hpd(m, a, b))),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+    OpInfo("linalg.cholesky_upper_complex",
+           lambda m, a, b: _parts(m.linalg.cholesky(_hpd(m, a, b), upper=True)),
+           lambda rng: [Sample((arr(rng, 2, 2), arr(rng, 2, 2)), desc="complex128")]),
+    OpInfo("cholesky_solve_complex", lambda m, a, b, c: _parts(m.cholesky_solve(
+        m.complex(c, c), m.linalg.cholesky(_hpd(m, a, b)))),
+        lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3), arr(rng, 3, 1)), desc="complex")]),
+    OpInfo("linalg.det_complex", lambda m, a, b: _parts(m.linalg.det(_complex(m, a, b))),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+    OpInfo("linalg.solve_triangular_complex", lambda m, a, b, c: _parts(
+        m.linalg.solve_triangular(_complex(m, a, b), m.complex(c, -c), upper=True)),
+        lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3), arr(rng, 3, 2)), desc="complex")]),
+    OpInfo("linalg.matrix_exp_complex", lambda m, a, b: _parts(m.linalg.matrix_exp(
+        m.complex(a, b))), lambda rng: [Sample((arr(rng, 2, 2), arr(rng, 2, 2)), desc="complex")]),
+]
+
+
+def _slogdet_complex(m, a, b):
+    sign, logabsdet = m.linalg.slogdet(_complex(m, a, b))
+    return sign.real, sign.imag, logabsdet
+
+
+OPS += [
+    OpInfo("linalg.slogdet_complex", _slogdet_complex,
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+    OpInfo("logdet_complex", lambda m, a, b: _parts(m.logdet(_complex(m, a, b))),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+]

@@ -123,3 +123,49 @@ OPS += [
     OpInfo("linalg.eig", _eig, _mats((3, 3), (2, 2, 2), (1, 1))),
     OpInfo("linalg.eigvals", _eigvals, _mats((3, 3), (2, 2, 2))),
 ]
+
+
+def _herm(m, a, b):
+    z = m.complex(a, b)
+    return z + z.mH
+
+
+def _eigh_complex(m, a, b):
+    values, vectors = m.linalg.eigh(_herm(m, a, b))
+    first = vectors[..., :1, :]
+    vectors = vectors * (first.conj() / first.abs())  # each eigenvector's phase fixed
+    return values, vectors.real, vectors.imag
+
+
+OPS += [
+    OpInfo("linalg.eigh_complex", _eigh_complex,
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+    OpInfo("linalg.eigvalsh_complex", lambda m, a, b: m.linalg.eigvalsh(_herm(m, a, b)),
+           lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), desc="complex128")]),
+]
+
+
+def _svd_complex(m, a, b):
+    u, s, vh = m.linalg.svd(m.complex(a, b), full_matrices=False)
+    phase = u[..., :1, :].conj() / u[..., :1, :].abs()
+    u, vh = u * phase, vh * phase.mT.conj()
+    return s, u.real, u.imag, vh.real, vh.imag
+
+
+OPS += [
+    OpInfo("linalg.svd_complex", _svd_complex,
+           lambda rng: [Sample((arr(rng, *s), arr(rng, *s)), desc="x".join(map(str, s)))
+                        for s in ((3, 3), (4, 2), (2, 3))]),
+    OpInfo("linalg.svdvals_complex", lambda m, a, b: m.linalg.svdvals(m.complex(a, b)),
+           lambda rng: [Sample((arr(rng, 3, 2), arr(rng, 3, 2)), desc="complex")]),
+]
+
+
+OPS += [
+    OpInfo("linalg.norms_complex", lambda m, a, b, **kw: (
+        m.linalg.vector_norm(m.complex(a, b), **kw), m.linalg.matrix_norm(m.complex(a, b)),
+        m.linalg.matrix_norm(m.complex(a, b), "nuc"), m.linalg.norm(m.complex(a, b), 1),
+        m.linalg.cond(m.complex(a, b))),
+        lambda rng: [Sample((arr(rng, 3, 3), arr(rng, 3, 3)), {"ord": o}, desc=f"ord={o}")
+                     for o in (2, 3)]),
+]
