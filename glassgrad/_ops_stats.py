@@ -46,7 +46,7 @@ def _median(name, input, dim, keepdim, ignore_nan):
     arr = input._array
     if dim is None:
         cls = st.NanMedianAll if ignore_nan else st.MedianAll
-        return cls.apply(input, dims=tuple(range(arr.ndim)), keepdim=False)
+        return cls.apply(input, dims=tuple(range(arr.ndim)), keepdim=False, evenly=True)
     d = wrap_dim(dim, arr.ndim, name)
     result = _types[name]
     if arr.ndim == 0:

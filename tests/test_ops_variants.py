@@ -136,3 +136,13 @@ def test_apply_write_is_seen_by_saved_tensor_checks():
     x.apply_(lambda a: a * 2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+@pytest.mark.parametrize("name,args", [("transpose_", (0, 1)), ("t_", ()), ("swapdims_", (0, 1))])
+def test_shape_inplace_on_inference_tensor(name, args):
+    def run(lib):
+        with lib.inference_mode():
+            c = lib.ones(2, 3)
+        getattr(c, name)(*args)
+
+    same_error(run, "Inplace update to inference tensor outside InferenceMode")
