@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
+from ._ops_vmap import loops_under_vmap
 from .ops import elementwise as ew
 from .ops import joins
 from .ops import shape as sh
@@ -281,6 +282,7 @@ def is_signed(input) -> bool:
     return input.dtype.is_signed
 
 
+@loops_under_vmap
 def nonzero_static(input, *, size: int, fill_value: int = -1):
     """``nonzero(input)`` with exactly ``size`` rows: truncated, or padded with ``fill_value``
     (``torch.nonzero_static``); int64 of shape ``(size, input.dim())``."""

@@ -8,6 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ._ops_vmap import loops_under_vmap
 from .ops import elementwise as ew
 from .ops import reduction as red
 from .ops import shape as sh
@@ -69,6 +70,7 @@ def nanmedian(input, dim=None, keepdim: bool = False):
     return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
 
 
+@loops_under_vmap
 def mode(input, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` and the index of its last occurrence
     (``torch.mode``); among equally frequent values the smallest."""
@@ -123,7 +125,7 @@ def _cum(name, better, cls):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Running {name[3:]}imum along ``dim`` and its index (``torch.{name}``): ties "
                   "take the later index, NaN propagates; the gradient goes to the chosen element.")
-    return fn
+    return loops_under_vmap(fn)
 
 
 cummax = _cum("cummax", np.greater, st.CummaxValues)
