@@ -183,6 +183,8 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     count = n - nan_count if ignore_nan else np.full_like(nan_count, n)
     qv = qs.reshape(-1).astype(np.float64)
     rank = qv * np.maximum(count - 1, 0)  # (..., m)
+    if not ignore_nan:  # NOTE: as PyTorch, a row holding NaN takes its last (NaN) value
+        rank = np.where(nan_count > 0, float(n - 1), rank)
     if interpolation == "nearest":
         rank = np.round(rank)  # NOTE: half to even, as PyTorch's round()
     lo = np.floor(rank).astype(np.int64)
@@ -201,8 +203,6 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
             w = _make((rank - lo).astype(arr.dtype))
         a, b = s.gather(-1, _make(lo)), s.gather(-1, _make(hi))
         out = ew.lerp(a, b, w)
-    if not ignore_nan:  # a row holding NaN has a NaN quantile
-        out = ew.where(np.broadcast_to(nan_count > 0, out._array.shape), float("nan"), out)
     if keepdim:
         nd = input._array.ndim
         keep = (1,) * nd if dim is None else tuple(
