@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
+from ._ops_vmap import loops_under_vmap
 from .ops import elementwise as ew
 from .ops import joins
 from .ops import shape as sh
@@ -101,6 +102,9 @@ def meshgrid(*tensors, indexing: str | None = None):
 def cartesian_prod(*tensors):
     """Every combination of one element from each 1-D tensor, as rows (``torch.cartesian_prod``);
     one tensor is returned as it is."""
+    for t in tensors:
+        if t._array.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._array.shape)}")
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")
@@ -218,14 +222,10 @@ def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False,
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (``torch.rsub``)."""
-    return ew.sub(other if isinstance(other, Tensor) else _scalar_like(other, input), input,
-                  alpha=alpha)
-
-
-def _scalar_like(value, like):
-    from .ops._util import as_tensor_arg
-
-    return as_tensor_arg(value, like, "rsub")
+    if isinstance(other, Tensor):
+        return ew.sub(other, input, alpha=alpha)
+    # a number: promoted as in PyTorch (int tensor, float number -> float)
+    return ew.add(ew.neg(input) if alpha == 1 else ew.mul(input, -alpha), other)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
@@ -281,6 +281,7 @@ def is_signed(input) -> bool:
     return input.dtype.is_signed
 
 
+@loops_under_vmap
 def nonzero_static(input, *, size: int, fill_value: int = -1):
     """``nonzero(input)`` with exactly ``size`` rows: truncated, or padded with ``fill_value``
     (``torch.nonzero_static``); int64 of shape ``(size, input.dim())``."""

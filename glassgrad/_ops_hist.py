@@ -10,6 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ._ops_vmap import loops_under_vmap
 from .ops._names import scalar_type
 from .ops.primitive import _make
 from .tensor import Tensor
@@ -51,6 +52,7 @@ def _g(v):
     return "-nan" if np.isnan(v) else f"{v:g}"
 
 
+@loops_under_vmap
 def histc(input, bins: int = 100, min: float = 0, max: float = 0):  # noqa: A002 - torch's names
     """Counts of ``input`` in ``bins`` equal bins over [min, max] (the data's own range when
     both are 0) (``torch.histc``); values outside are ignored; float result of input's dtype."""
@@ -82,6 +84,7 @@ def _edges(arr, bins, rng, name, dim=0):
     return np.linspace(lo, hi, bins + 1).astype(arr.dtype)
 
 
+@loops_under_vmap
 def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):  # noqa: A002
     """``(hist, bin_edges)`` of ``input`` (``torch.histogram``): ``bins`` a count (equal bins
     over ``range`` or the data's span) or a 1-D tensor of increasing edges; ``weight`` per
@@ -96,6 +99,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
                       _result(edges, what, input, weight))
 
 
+@loops_under_vmap
 def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = False):  # noqa: A002
     """``(hist, bin_edges)`` of the rows of ``input`` (N, D) as points in D dims
     (``torch.histogramdd``): ``bins`` an int, D ints or D edge tensors; ``range`` a flat list
@@ -117,6 +121,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = Fals
     return _HistogramDD(hist, tuple(_make(e) for e in edges))
 
 
+@loops_under_vmap
 def bincount(input, weights=None, minlength: int = 0):
     """How often each value 0..max occurs in a 1-D non-negative integer tensor
     (``torch.bincount``): int64 counts, or sums of ``weights`` in the weights' float dtype

@@ -14,7 +14,7 @@ from .ops._names import scalar_type
 from .ops._util import is_tensor, wrap_dim
 from .ops.diagonal import diagonal
 from .ops.gather import index_select
-from .ops.indexing import getitem
+from .ops.indexing import getitem, select
 from .ops.linalg import matmul
 from .ops.primitive import _make
 
@@ -51,8 +51,9 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None):
     float importance weights; the normaliser is clamped at zero, as PyTorch's."""
     _check_2d("cov", input)
     x = sh.reshape(input, (1, -1)) if input._array.ndim < 2 else input
-    if not x.is_floating_point():
-        x = ew.to_dtype(x, _default())
+    if not x.is_floating_point():  # (floating aweights set the dtype, as PyTorch's promotion)
+        fl = aweights is not None and aweights.is_floating_point()
+        x = ew.to_dtype(x, aweights.dtype if fl else _default())
     fw = _check_weights(x, fweights, "fweights", integral=True)
     aw = _check_weights(x, aweights, "aweights", integral=False)
     w = fw if aw is None else aw if fw is None else ew.mul(fw, aw)
@@ -102,11 +103,16 @@ def _pieces(y, d):
 
 
 def _trapezoid_terms(name, y, x, dx, dim):
+    if y._array.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, y._array.ndim, name)
     upper, lower = _pieces(y, d)
     mids = ew.add(upper, lower)
     if x is None:
         return ew.mul(mids, dx / 2), d
+    if x._array.ndim == 0:
+        raise RuntimeError(f"The size of tensor a ({y._array.shape[d] - 1}) must match the size "
+                           f"of tensor b (0) at non-singleton dimension {d}")
     if x._array.ndim == 1:
         if x._array.shape[0] != y._array.shape[d]:
             raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
@@ -126,7 +132,16 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1):
                         "dx, not both")
     if x is not None and not is_tensor(x):
         dx, x = x, None
-    terms, d = _trapezoid_terms("trapezoid", y, x, 1.0 if dx is None else dx, dim)
+    spacing = 1.0 if dx is None else dx
+    if x is None and y._array.ndim:
+        # NOTE: PyTorch's constant-spacing form (sum minus half the ends), so that Inf/NaN
+        # inputs give its values
+        d = wrap_dim(dim, y._array.ndim, "trapezoid")
+        if y._array.shape[d] == 0:
+            return red.sum(y, d)
+        ends = ew.add(select(y, d, 0), select(y, d, -1))
+        return ew.mul(ew.sub(red.sum(y, d), ew.mul(ends, 0.5)), spacing)
+    terms, d = _trapezoid_terms("trapezoid", y, x, spacing, dim)
     return red.sum(terms, d)
 
 

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from ._ops_vmap import loops_under_vmap
 from .ops import shape as sh
 from .ops._util import wrap_dim
 from .ops.diagonal import diagonal
@@ -53,6 +54,7 @@ def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1)
     return _write_view(input, src, view)
 
 
+@loops_under_vmap
 def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bool = True):
     """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim`` with ``reduce`` (sum,
     prod, mean, amax, amin), counting input's own value unless ``include_self=False``
@@ -68,6 +70,7 @@ def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bo
                                include_self=include_self)
 
 
+@loops_under_vmap
 def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: bool = True):
     """Reduce the slices of ``source`` into a copy of ``input`` at the positions ``index`` gives
     along ``dim`` (``torch.index_reduce``, beta in PyTorch: its UserWarning); ``reduce`` prod,
@@ -94,6 +97,7 @@ def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: b
                           include_self=include_self)
 
 
+@loops_under_vmap
 def put(input, index, source, accumulate: bool = False):
     """A copy of ``input`` with ``source`` written (or added, ``accumulate``) at the flat
     positions ``index`` (``torch.put``); negative positions count from the end."""

@@ -8,6 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ._ops_vmap import loops_under_vmap
 from .ops import elementwise as ew
 from .ops import reduction as red
 from .ops import shape as sh
@@ -46,7 +47,7 @@ def _median(name, input, dim, keepdim, ignore_nan):
     arr = input._array
     if dim is None:
         cls = st.NanMedianAll if ignore_nan else st.MedianAll
-        return cls.apply(input, dims=tuple(range(arr.ndim)), keepdim=False)
+        return cls.apply(input, dims=tuple(range(arr.ndim)), keepdim=False, evenly=True)
     d = wrap_dim(dim, arr.ndim, name)
     result = _types[name]
     if arr.ndim == 0:
@@ -69,6 +70,7 @@ def nanmedian(input, dim=None, keepdim: bool = False):
     return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
 
 
+@loops_under_vmap
 def mode(input, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` and the index of its last occurrence
     (``torch.mode``); among equally frequent values the smallest."""
@@ -123,7 +125,7 @@ def _cum(name, better, cls):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Running {name[3:]}imum along ``dim`` and its index (``torch.{name}``): ties "
                   "take the later index, NaN propagates; the gradient goes to the chosen element.")
-    return fn
+    return loops_under_vmap(fn)
 
 
 cummax = _cum("cummax", np.greater, st.CummaxValues)
@@ -181,6 +183,8 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     count = n - nan_count if ignore_nan else np.full_like(nan_count, n)
     qv = qs.reshape(-1).astype(np.float64)
     rank = qv * np.maximum(count - 1, 0)  # (..., m)
+    if not ignore_nan:  # NOTE: as PyTorch, a row holding NaN takes its last (NaN) value
+        rank = np.where(nan_count > 0, float(n - 1), rank)
     if interpolation == "nearest":
         rank = np.round(rank)  # NOTE: half to even, as PyTorch's round()
     lo = np.floor(rank).astype(np.int64)
@@ -199,8 +203,6 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
             w = _make((rank - lo).astype(arr.dtype))
         a, b = s.gather(-1, _make(lo)), s.gather(-1, _make(hi))
         out = ew.lerp(a, b, w)
-    if not ignore_nan:  # a row holding NaN has a NaN quantile
-        out = ew.where(np.broadcast_to(nan_count > 0, out._array.shape), float("nan"), out)
     if keepdim:
         nd = input._array.ndim
         keep = (1,) * nd if dim is None else tuple(

@@ -6,6 +6,8 @@ a fresh tensor, differentiable), and the top-level ``torch.X_(t)`` that call the
 from __future__ import annotations
 
 from ._tensor_methods import _composite_inplace, _reshape_inplace
+from .autograd.grad_mode import _state
+from .autograd.graph import InferenceVersion
 from .ops import elementwise as ew
 from .ops import reduction as red
 from .ops import shape as sh
@@ -69,6 +71,10 @@ def _scan_inplace(fn, op):
 def _view_inplace(view, op):
     """``x.t_()`` and kin: x takes the view's shape (and its history, so backward meets it)."""
     def method(self, *args):
+        if self._vc.__class__ is InferenceVersion and not _state.inference:
+            raise RuntimeError(
+                "Inplace update to inference tensor outside InferenceMode is not allowed.\n"
+                f"glassgrad: {op} on a tensor made under inference_mode(); clone() it first.")
         return _reshape_inplace(self, view(self, *args))
 
     method.__name__ = op

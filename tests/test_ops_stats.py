@@ -47,3 +47,14 @@ def test_median_int_keeps_dtype():
     for lib in (glassgrad, torch):
         out = lib.median(lib.tensor([3, 1, 2, 7]))
         assert out.item() == 2 and out.dtype == lib.int64
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_overall_median_shares_gradient_among_ties_and_nans(name):
+    for values in ([1.0, 0.0, 1.0, 0.0, 1.0, 0.0], [float("nan")] * 3):
+        grads = []
+        for lib in (glassgrad, torch):
+            x = lib.tensor(values, requires_grad=True)
+            getattr(lib, name)(x).backward()
+            grads.append(x.grad.tolist())
+        assert grads[0] == pytest.approx(grads[1])

@@ -136,3 +136,32 @@ def test_apply_write_is_seen_by_saved_tensor_checks():
     x.apply_(lambda a: a * 2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+@pytest.mark.parametrize("name,args", [("transpose_", (0, 1)), ("t_", ()), ("swapdims_", (0, 1))])
+def test_shape_inplace_on_inference_tensor(name, args):
+    def run(lib):
+        with lib.inference_mode():
+            c = lib.ones(2, 3)
+        getattr(c, name)(*args)
+
+    same_error(run, "Inplace update to inference tensor outside InferenceMode")
+
+
+_ALIASES = {"absolute_": "abs_", "arccos_": "acos_", "arcsin_": "asin_", "arctan_": "atan_",
+            "arccosh_": "acosh_", "arcsinh_": "asinh_", "arctanh_": "atanh_", "fix_": "trunc_",
+            "arctan2_": "atan2_", "negative_": "neg_", "greater_": "gt_", "less_equal_": "le_"}
+
+
+@pytest.mark.parametrize("alias,name", sorted(_ALIASES.items()))
+def test_inplace_aliases(alias, name):
+    assert getattr(glassgrad.Tensor, alias) is getattr(glassgrad.Tensor, name)
+    values = []
+    for lib in (glassgrad, torch):
+        x = lib.tensor([0.25, 0.5, 0.75], dtype=lib.float64) + (1.5 if "cosh" in alias else 0)
+        args = (lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64),) if alias in (
+            "arctan2_", "greater_", "less_equal_") else ()
+        out = getattr(lib, alias)(x.clone(), *args) if hasattr(torch, alias) else \
+            getattr(x.clone(), alias)(*args)
+        values.append(out.tolist())
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-12)

@@ -88,29 +88,34 @@ class ScatterReduce(Primitive):
             count = x_eq.astype(np.int64)
             np.add.at(count, _full_index(index, dim), src_hit[tuple(slice(0, s) for s in
                                                                    index.shape)])
-            share = grad / primitive._make(count.clip(1).astype(grad._array.dtype))
-            return where(x_hit, share, 0.0), where(src_hit, gather(share), 0.0)
+            # NOTE: PyTorch multiplies by the masks, so a NaN result (no ties: 0 / 0) gives NaN
+            dt = grad._array.dtype
+            with np.errstate(divide="ignore", invalid="ignore"):
+                share = grad / primitive._make(count.astype(dt))
+            return (share * primitive._make(x_hit.astype(dt)),
+                    gather(share) * primitive._make(src_hit.astype(dt)))
         return _prod_backward(grad, x, src, result, dim, index, include_self, own, gather)
 
 
 def _prod_backward(grad, x, src, result, dim, index, include_self, own, gather):
-    """PyTorch's prod rule: no division for x (the product of the src values landing there),
-    division by src where it is nonzero, and for a src that is the only zero at its position
-    the product of the others."""
+    """PyTorch's prod rule: division by x and by src where they are nonzero, and for a zero the
+    product of the others (0 when another zero lands on the same position)."""
     from .elementwise import where
 
     def reduce_into(base, values, with_self):
         return ScatterReduce.apply(base, values, dim=dim, index=index, reduce="prod",
                                    include_self=with_self)
 
-    ones = primitive._make(np.ones(x.shape, grad._array.dtype))
-    grad_x = where(own, grad * reduce_into(ones, src, True), 0.0)
+    # x: the result with x's zeros counted as ones, divided by x (exact with zeros; NaN stays)
+    masked_x = where(x._array == 0, 1.0, x)
+    grad_x = where(own, grad * reduce_into(masked_x, src, True) / masked_x, 0.0)
     block = tuple(slice(0, s) for s in index.shape)
     src_zero = src._array == 0
     zeros_at = np.zeros(x.shape, np.int64)
     np.add.at(zeros_at, _full_index(index, dim), src_zero[block])
     lone = np.zeros(src_zero.shape, np.bool_)
-    lone[block] = src_zero[block] & (np.take_along_axis(zeros_at, index, axis=dim) == 1)
+    within = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
+    lone[block] = src_zero[block] & (np.take_along_axis(zeros_at[within], index, axis=dim) == 1)
     masked = where(lone, 1.0, src)
     others = reduce_into(x, masked, include_self)  # the product without the lone zero
     safe = where(src_zero, 1.0, src)

@@ -8,11 +8,8 @@ from . import OpInfo, Sample, arr
 def _unary(domain):
     lo, hi = domain
 
-    def make(rng):
-        return [
-            Sample((rng.uniform(lo, hi, size=5),), desc="vector"),
-            Sample((rng.uniform(lo, hi, size=(3, 4)).T,), desc="non-contiguous"),
-        ]
+    def make(rng):  # one sample: the variants are thin wrappers of ops tested in full elsewhere
+        return [Sample((rng.uniform(lo, hi, size=(3, 4)).T,), desc="non-contiguous")]
 
     return make
 
@@ -27,16 +24,14 @@ _DOMAIN = {
     "log10_": _POS, "log1p_": _POS, "log2_": _POS, "rsqrt_": _POS, "sqrt_": _POS,
     "reciprocal_": _POS,
 }
+# torch's alias spellings (arccos_, fix_, negative_, ...) are the same functions: checked by
+# identity and one value in tests/test_ops_variants.py instead of a table entry each
 _TOP_UNARY = (
-    "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ "
-    "atanh_ ceil_ cos_ cosh_ erf_ erfc_ exp_ expm1_ fix_ floor_ frac_ log_ log10_ log1p_ log2_ "
-    "neg_ negative_ reciprocal_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ "
-    "trunc_ zero_ detach_"
+    "abs_ acos_ acosh_ asin_ asinh_ atan_ atanh_ ceil_ cos_ cosh_ erf_ erfc_ exp_ expm1_ floor_ "
+    "frac_ log_ log10_ log1p_ log2_ neg_ reciprocal_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ "
+    "square_ tan_ tanh_ trunc_ zero_ detach_"
 ).split()
-_METHOD_UNARY = (
-    "absolute_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asinh_ atanh_ fix_ "
-    "log10_ log2_ square_ erfc_ tril_ triu_ t_"
-).split()
+_METHOD_UNARY = "acosh_ asinh_ atanh_ log10_ log2_ square_ erfc_ tril_ triu_ t_".split()
 
 
 def _top(name):
@@ -52,17 +47,11 @@ def _binary_method(name):
 
 
 def _matrices(rng):
-    return [
-        Sample((arr(rng, 3, 4),), desc="matrix"),
-        Sample((arr(rng, 4, 3).T,), desc="non-contiguous"),
-    ]
+    return [Sample((arr(rng, 4, 3).T,), desc="non-contiguous")]
 
 
 def _two(rng):
-    return [
-        Sample((arr(rng, 3, 4), arr(rng, 3, 4)), desc="same shape"),
-        Sample((arr(rng, 3, 4), arr(rng, 4)), desc="broadcast other"),
-    ]
+    return [Sample((arr(rng, 3, 4), arr(rng, 4)), desc="broadcast other")]
 
 
 # PyTorch defines no derivative for these writes (tests/test_ops_variants.py checks the error)
@@ -84,7 +73,6 @@ OPS += [
         x.clone(), (lib.tensor([0, 2, 0]),), v, accumulate=True),
         lambda rng: [Sample((arr(rng, 4, 3), arr(rng, 3)), desc="accumulate")]),
     OpInfo("Tensor.atan2_", _binary_method("atan2_"), _two),
-    OpInfo("Tensor.arctan2_", _binary_method("arctan2_"), _two),
     OpInfo("Tensor.arctan2", lambda lib, x, y: x.arctan2(y), _two),
     OpInfo("Tensor.cumsum_", _method("cumsum_", 1), _matrices),
     OpInfo("Tensor.cumprod_", _method("cumprod_", 0), _matrices),
@@ -102,10 +90,7 @@ def _copy(name, *args, **kwargs):
 
 
 def _cube(rng):
-    return [
-        Sample((arr(rng, 2, 3, 4),), desc="3-D"),
-        Sample((arr(rng, 4, 3, 2).transpose(2, 1, 0),), desc="non-contiguous"),
-    ]
+    return [Sample((arr(rng, 4, 3, 2).transpose(2, 1, 0),), desc="non-contiguous")]
 
 
 OPS += [
