@@ -18,6 +18,26 @@ from .piecewise import _fp_quiet
 _COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
+class _LazySpecial:
+    """``scipy.special``, imported at a kernel's first call: its import costs about half a
+    second, which every ``import glassgrad`` would otherwise pay for functions most programs
+    never call. ``sc.gammaln`` is a function that looks the ufunc up when it runs."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        def kernel(*args, **kwargs):
+            import scipy.special
+
+            return getattr(scipy.special, name)(*args, **kwargs)
+
+        kernel.__name__ = kernel.__qualname__ = name
+        return kernel
+
+
+sc = _LazySpecial()
+
+
 def run(fn, *arrays):
     """``fn(*arrays)`` (a scipy.special ufunc) in the first array's floating dtype, quietly (a
     pole is inf and a domain error nan, as in PyTorch). An integer first array (an in-place op on

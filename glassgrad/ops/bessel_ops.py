@@ -7,9 +7,9 @@ i0' = i1, i1' = i0 - i1/x (1/2 at 0), and for the scaled forms the extra -sgn(x)
 
 from __future__ import annotations
 
-import scipy.special as sc
 
 from . import _scipy_kernel as _k
+from ._scipy_kernel import sc
 from .elementwise import _unary, where
 from .piecewise import Sign
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special as sc
 
 from . import _scipy_kernel as _k
+from ._scipy_kernel import sc
 from . import primitive
 from ._util import is_tensor
 from .elementwise import _unary, exp, log

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 
-import scipy.special as sc
 
 from . import _scipy_kernel as _k
+from ._scipy_kernel import sc
 from .elementwise import _unary, exp
 from .special_ops import erfc
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special as sc
 
 from . import _scipy_kernel as _k
+from ._scipy_kernel import sc
 from .elementwise import _unary, cos, log, sin, where
 from .primitive import Primitive
 

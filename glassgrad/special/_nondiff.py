@@ -10,9 +10,9 @@ same, which is why they live here and not in ops/ (no backward). Kernels: scipy.
 from __future__ import annotations
 
 import numpy as np
-import scipy.special as sc
 
 from ..ops import _scipy_kernel as _k
+from ..ops._scipy_kernel import sc
 from ..ops import primitive
 from ..ops._util import half, is_tensor, promote
 from ._vmap import constant_forward
