@@ -50,9 +50,11 @@ def _result(value, what, *sources):
 
 
 def _check_weight(want, weight, input_shape):
+    """PyTorch's weight check: one weight per point (the input without its last dim)."""
     if weight is not None and tuple(weight._array.shape) != tuple(want):
-        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same "
-                           "shape as the input tensor excluding its innermost dimension, but got "
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the "
+                           "same shape as the input tensor excluding its innermost dimension, but "
+                           "got "
                            f"input with shape {list(input_shape)} and weight with shape "
                            f"{list(weight._array.shape)}")
 
