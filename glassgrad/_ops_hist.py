@@ -29,7 +29,8 @@ def _finite_range(arr, lo, hi, name):
     if lo == hi == 0 and arr.size:
         lo, hi = float(np.min(arr)), float(np.max(arr))
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise RuntimeError(f"{name}: range of [{_g(lo)}, {_g(hi)}] is not finite")
+        raise RuntimeError(f"{name}: range of [{_g(lo)}, {_g(hi)}] is not finite".replace(
+            "nan", "-nan"))
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
@@ -48,8 +49,18 @@ def _result(value, what, *sources):
     return _make(value)
 
 
+def _check_weight(want, weight, input_shape):
+    """PyTorch's weight check: one weight per point (the input without its last dim)."""
+    if weight is not None and tuple(weight._array.shape) != tuple(want):
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the "
+                           "same shape as the input tensor excluding its innermost dimension, but "
+                           "got "
+                           f"input with shape {list(input_shape)} and weight with shape "
+                           f"{list(weight._array.shape)}")
+
+
 def _g(v):
-    return "-nan" if np.isnan(v) else f"{v:g}"
+    return "nan" if np.isnan(v) else f"{v:g}"
 
 
 @loops_under_vmap
@@ -70,11 +81,27 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0):  # noqa: A002
 
 def _edges(arr, bins, rng, name, dim=0):
     if isinstance(bins, Tensor):
-        return bins._array.astype(arr.dtype)
+        e = bins._array
+        if e.ndim != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got "
+                               f"{e.ndim} dimensions in the bins tensor for dimension {dim}")
+        if e.size == 0:
+            raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, but "
+                               f"got 0 elements in the bins tensor for dimension {dim}")
+        if np.any(np.diff(e) < 0) or np.any(np.isnan(e)):
+            raise RuntimeError(f"{name}(): bin edges must increase monotonically\nglassgrad: "
+                               f"dimension {dim} got edges {e.tolist()}.")
+        return e.astype(arr.dtype)
+    if not isinstance(bins, (int, np.integer)):
+        raise TypeError(f"{name.split('.')[-1]}(): argument 'bins' must be int or Tensor, not "
+                        f"{type(bins).__name__}")
     if bins <= 0:
         raise RuntimeError(f"{name}(): bins must be > 0, but got {bins} for dimension {dim}")
     if rng is None:
         lo, hi = (float(np.min(arr)), float(np.max(arr))) if arr.size else (0.0, 1.0)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension {dim}'s range [{_g(lo)}, "
+                               f"{_g(hi)}] is not finite")
     else:
         lo, hi = float(rng[0]), float(rng[1])
         if lo > hi:
@@ -90,6 +117,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     over ``range`` or the data's span) or a 1-D tensor of increasing edges; ``weight`` per
     element; ``density`` normalises to unit area."""
     _require_float(input, "histogram_cpu")
+    _check_weight(input._array.shape, weight, input._array.shape)
     arr = input._array.reshape(-1)
     edges = _edges(arr, bins, range, "torch.histogram")
     w = None if weight is None else weight._array.reshape(-1)
@@ -106,7 +134,13 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density: bool = Fals
     ``[min0, max0, min1, max1, ...]``."""
     _require_float(input, "histogramdd")
     arr = input._array
+    if arr.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     d = arr.shape[-1]
+    _check_weight(arr.shape[:-1], weight, arr.shape)
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have "
+                           f"{2 * d} elements, but got {len(range)}")
     points = arr.reshape(-1, d)
     per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
     edges = [
@@ -136,6 +170,9 @@ def bincount(input, weights=None, minlength: int = 0):
         raise RuntimeError("minlength should be >= 0")
     if weights is None:
         return _make(np.bincount(arr, minlength=minlength).astype(np.int64))
+    if not isinstance(weights, Tensor):
+        raise TypeError(f"bincount(): argument 'weights' (position 1) must be Tensor, not "
+                        f"{type(weights).__name__}")
     if weights._array.shape != arr.shape:
         raise RuntimeError("weights should be 1-d and have the same length as input")
     w = weights._array

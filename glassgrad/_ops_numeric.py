@@ -113,6 +113,8 @@ def _trapezoid_terms(name, y, x, dx, dim):
     if x._array.ndim == 0:
         raise RuntimeError(f"The size of tensor a ({y._array.shape[d] - 1}) must match the size "
                            f"of tensor b (0) at non-singleton dimension {d}")
+    if y._array.shape[d] == 0 and name == "trapezoid":  # PyTorch checks no x here
+        return ew.mul(mids, 0.0), d
     if x._array.ndim == 1:
         if x._array.shape[0] != y._array.shape[d]:
             raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
@@ -244,6 +246,14 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1):
             raise RuntimeError(
                 "torch.gradient expected each dimension size to be at least edge_order+1")
         if is_tensor(s):
+            if s._array.ndim != 1:
+                raise RuntimeError("torch.gradient expected each element of spacing to have one "
+                                   f"dimension, but got an element with {s._array.ndim} "
+                                   "dimensions!")
+            if s._array.shape[0] != f._array.shape[d]:
+                raise RuntimeError(f"The size of tensor a ({s._array.shape[0]}) must match the "
+                                   f"size of tensor b ({f._array.shape[d]}) at non-singleton "
+                                   "dimension 0")
             out.append(_gradient_along(f, d, s, None, edge_order))
         else:
             out.append(_gradient_along(f, d, None, float(s), edge_order))

@@ -89,6 +89,17 @@ def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: b
     if idx.size != n:
         raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal to "
                            f"source.size(dim): ({n}), for dim: {d}")
+    self_shape, src_shape = list(input._array.shape), list(source._array.shape)
+    if len(self_shape) != len(src_shape) or any(
+            a != b for k, (a, b) in enumerate(zip(self_shape, src_shape)) if k != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {self_shape} source.shape = "
+                           f"{src_shape}")
+    size = self_shape[d] if self_shape else 1
+    bad = idx[(idx >= size) | (idx < 0)]  # NOTE: PyTorch takes no negative index here
+    if bad.size:
+        raise IndexError(f"index out of range in self\nglassgrad: index_reduce index "
+                         f"{int(bad[0])} for dim {d} of size {size}.")
     shape = [1] * nd
     shape[d] = -1
     spread = np.broadcast_to(idx.reshape(shape), source._array.shape if source._array.ndim
