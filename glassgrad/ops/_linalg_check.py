@@ -154,3 +154,14 @@ def write_out(res, out, op: str):
         out._array = np.empty(res._array.shape, dtype=out._array.dtype)
     out._write(res._array, op)
     return out
+
+
+def plain_arrays(*arrays):
+    """NOTE [Linalg under vmap]: LAPACK kernels (NumPy's gufuncs with tuple results, SciPy's
+    loops) need plain ndarrays; inside ``vmap`` an input is a ``BatchedArray``, so the forward
+    asks ``Primitive.apply`` to run it once per batch entry (``VmapFallback``) instead."""
+    for a in arrays:
+        if type(a) is not np.ndarray and hasattr(a, "shape"):
+            from .primitive import VmapFallback
+
+            raise VmapFallback("vmap: glassgrad runs this LAPACK kernel once per batch entry")
