@@ -36,9 +36,18 @@ UNSUPPORTED_OPS = {"max_pool2d", "adaptive_max_pool2d", "max_pool1d"}
 # a view of a storage at a given offset: under vmap each entry's storage is the batch's
 UNSUPPORTED_OPS |= {"as_strided", "as_strided_method", "as_strided_of_view",
                     "as_strided_of_expand", "as_strided_copy", "as_strided_scatter"}
+# linalg ops whose wrapper reads LAPACK's info/pivots/rank off plain arrays (NumPy/SciPy loops
+# outside a primitive), and det's backward, which picks its formula by whether a matrix is
+# singular: inside vmap they raise VmapFallback's explanation instead of batching
+UNSUPPORTED_OPS |= {
+    "linalg.cholesky_ex", "linalg.inv_ex", "linalg.solve_ex", "linalg.cond_norms",
+    "linalg.lu_factor", "linalg.lu_factor_ex", "lu_top", "lu_unpack", "linalg.lu_solve",
+    "lu_solve_top", "linalg.lstsq", "linalg.lstsq_rank", "linalg.matrix_rank", "geqrf",
+    "linalg.ldl", "linalg.lu_solve_complex", "linalg.lstsq_complex", "linalg.matrix_rank_complex",
+}
 # backward formulas that branch in Python on whether the input has a zero: inside vmap they raise
 # PyTorch's data-dependent control flow error when the batch entries disagree
-DATA_DEPENDENT_BACKWARD = {"prod", "prod_zeros", "cumprod", "cumprod_zeros"}
+DATA_DEPENDENT_BACKWARD = {"prod", "prod_zeros", "cumprod", "cumprod_zeros", "linalg.det"}
 
 
 def _batch(rng, a):

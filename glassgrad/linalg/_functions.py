@@ -84,6 +84,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            "gelss)")
     driver = driver or "gelsy"
     check_matrix(op, A, square=False)
+    if type(A._array) is not np.ndarray or type(B._array) is not np.ndarray:
+        from ..ops.primitive import VmapFallback
+
+        raise VmapFallback("vmap: glassgrad's linalg.lstsq reads the rank off plain arrays and "
+                           "cannot run inside vmap; call it per sample, or use linalg.pinv(A) @ B")
     if A._array.dtype != B._array.dtype:
         raise RuntimeError(f"{op}: Expected input and other to have the same dtype, but got "
                            f"input's dtype {scalar_type(A.dtype)} and other's dtype "

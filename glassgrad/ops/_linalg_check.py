@@ -63,6 +63,10 @@ def check_float(op: str, a, name: str = "input"):
 
 def check_matrix(op: str, a, name: str = "A", square: bool = True, floating: bool = True):
     """At least 2-D, (optionally) square and floating: PyTorch's checks of a matrix argument."""
+    if not hasattr(a, "_array"):
+        position = 1 if name in ("A", "input", "LU", "LD") else 2
+        raise TypeError(f"{op.replace('torch.', '').replace('.', '_')}(): argument '{name}' "
+                        f"(position {position}) must be Tensor, not {type(a).__name__}")
     if a._array.ndim < 2:
         raise RuntimeError(
             f"{op}: The input tensor {name} must have at least 2 dimensions.\n"
@@ -79,6 +83,10 @@ def check_matrix(op: str, a, name: str = "A", square: bool = True, floating: boo
 
 
 def check_same_dtype(op: str, a, b, names=("A", "B")):
+    for k, (t, n) in enumerate(((a, names[0]), (b, names[1]))):
+        if not hasattr(t, "_array"):
+            raise TypeError(f"{op.replace('torch.', '').replace('.', '_')}(): argument '{n}' "
+                            f"(position {k + 1}) must be Tensor, not {type(t).__name__}")
     if a._array.dtype != b._array.dtype:
         raise RuntimeError(
             f"{op}: Expected {names[0]} and {names[1]} to have the same dtype, but found "
@@ -154,3 +162,14 @@ def write_out(res, out, op: str):
         out._array = np.empty(res._array.shape, dtype=out._array.dtype)
     out._write(res._array, op)
     return out
+
+
+def plain_arrays(*arrays):
+    """NOTE [Linalg under vmap]: LAPACK kernels (NumPy's gufuncs with tuple results, SciPy's
+    loops) need plain ndarrays; inside ``vmap`` an input is a ``BatchedArray``, so the forward
+    asks ``Primitive.apply`` to run it once per batch entry (``VmapFallback``) instead."""
+    for a in arrays:
+        if type(a) is not np.ndarray and hasattr(a, "shape"):
+            from .primitive import VmapFallback
+
+            raise VmapFallback("vmap: glassgrad runs this LAPACK kernel once per batch entry")

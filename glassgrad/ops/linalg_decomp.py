@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
-from ._linalg_check import check_float, check_matrix, result_type, write_out
+from ._linalg_check import plain_arrays, check_float, check_matrix, result_type, write_out
 from .primitive import Primitive
 
 
@@ -33,6 +33,7 @@ class Eigh(Primitive):
 
     @staticmethod
     def forward(xp, x, *, uplo):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         values, vectors = xp.linalg.eigh(x, UPLO=uplo)
         return values, vectors
 
@@ -98,6 +99,7 @@ class Svd(Primitive):
 
     @staticmethod
     def forward(xp, x, *, full_matrices):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         m, n = x.shape[-2:]
         if x.size == 0:
             k = min(m, n)
@@ -206,6 +208,7 @@ class Eig(Primitive):
 
     @staticmethod
     def forward(xp, x):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         ct = np.result_type(x.dtype, np.complex64)
         values, vectors = xp.linalg.eig(x)
         return values.astype(ct, copy=False), vectors.astype(ct, copy=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
-from ._linalg_check import check_float, check_matrix, result_type, write_out
+from ._linalg_check import plain_arrays, check_float, check_matrix, result_type, write_out
 from .linalg_solve import solve_triangular
 from .primitive import Primitive
 
@@ -42,6 +42,7 @@ class Qr(Primitive):
 
     @staticmethod
     def forward(xp, x, *, mode):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         if mode == "r":
             return xp.zeros((0,), x.dtype), xp.linalg.qr(x, mode="r")
         q, r = xp.linalg.qr(x, mode=mode)
@@ -135,6 +136,7 @@ class Lu(Primitive):
 
     @staticmethod
     def forward(xp, x):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         lu, piv = lu_factor_arrays(x)
         lower, upper = _unpack(lu)
         return permutation(piv, x.shape[-2], x.dtype), lower, upper
@@ -201,6 +203,7 @@ class MatrixExp(Primitive):
 
     @staticmethod
     def forward(xp, x):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         from scipy.linalg import expm
 
         if x.size == 0:
@@ -234,6 +237,7 @@ class Pinv(Primitive):
 
     @staticmethod
     def forward(xp, x, *, atol, rtol, hermitian):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         if x.size == 0:
             return xp.zeros(x.shape[:-2] + x.shape[-2:][::-1], x.dtype)
         if hermitian:

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import primitive
 from ._linalg_check import (
+    plain_arrays,
     LinAlgError,
     check_matrix,
     check_same_dtype,
@@ -41,6 +42,7 @@ class Cholesky(Primitive):
 
     @staticmethod
     def forward(xp, x, *, check_errors):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         try:
             return xp.linalg.cholesky(x)
         except np.linalg.LinAlgError:
@@ -79,6 +81,7 @@ class SolveTriangular(Primitive):
 
     @staticmethod
     def forward(xp, x, y, *, upper, unitriangular):
+        plain_arrays(x, y)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         a = xp.triu(x) if upper else xp.tril(x)
         if unitriangular:
             n = a.shape[-1]
@@ -148,6 +151,7 @@ class Inv(Primitive):
 
     @staticmethod
     def forward(xp, x, *, check_errors):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         try:
             return xp.linalg.inv(x)
         except np.linalg.LinAlgError:
@@ -228,6 +232,7 @@ class Solve(Primitive):
 
     @staticmethod
     def forward(xp, x, y):
+        plain_arrays(x, y)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         try:
             return xp.linalg.solve(x, y)
         except np.linalg.LinAlgError:
@@ -302,6 +307,7 @@ class Det(Primitive):
 
     @staticmethod
     def forward(xp, x):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         return xp.linalg.det(x)
 
     @staticmethod
@@ -341,6 +347,7 @@ class Slogdet(Primitive):
 
     @staticmethod
     def forward(xp, x):
+        plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         sign, logabsdet = xp.linalg.slogdet(x)
         return sign, logabsdet
 

@@ -26,7 +26,7 @@ def _join(*makers):
 
 
 def _wc(m, a):
-    return a + 3 * m.eye(a.shape[-1], dtype=a.dtype)
+    return a + 3 * m.eye(a.shape[-1] if a.dim() else 1, dtype=a.dtype)
 
 
 def _lu_solve(m, a, b, **kw):
@@ -241,7 +241,8 @@ def _lu_complex(m, a, b):
 
 
 def _lu_solve_complex(m, a, b, c, **kw):
-    lu, piv = m.linalg.lu_factor(m.complex(a, b) + 3 * m.eye(a.shape[-1], dtype=a.dtype))
+    eye = 3 * m.eye(a.shape[-1] if a.dim() else 1, dtype=a.dtype)
+    lu, piv = m.linalg.lu_factor(m.complex(a, b) + eye)
     x = m.linalg.lu_solve(lu, piv, m.complex(c, c * 0.5), **kw)
     return x.real, x.imag
 

@@ -9,13 +9,13 @@ from . import OpInfo, Sample, arr
 
 def _spd(m, a):
     """A symmetric positive-definite matrix from any square ``a`` (differentiable in ``a``)."""
-    n = a.shape[-1]
+    n = a.shape[-1] if a.dim() else 1  # (a 0-d mutation reaches the op)
     return a @ a.mT + n * m.eye(n, dtype=a.dtype)
 
 
 def _wc(m, a):
     """A well-conditioned (diagonally dominant) square matrix from ``a``."""
-    n = a.shape[-1]
+    n = a.shape[-1] if a.dim() else 1  # (a 0-d mutation reaches the op)
     return a + 3 * m.eye(n, dtype=a.dtype)
 
 
@@ -94,7 +94,7 @@ def _parts(z):
 
 
 def _complex(m, a, b):
-    return m.complex(a, b) + 3 * m.eye(a.shape[-1], dtype=a.dtype)
+    return m.complex(a, b) + 3 * m.eye(a.shape[-1] if a.dim() else 1, dtype=a.dtype)
 
 
 OPS += [
@@ -110,7 +110,7 @@ OPS += [
 
 def _hpd(m, a, b):
     z = m.complex(a, b)
-    return z @ z.mH + a.shape[-1] * m.eye(a.shape[-1], dtype=a.dtype)
+    return z @ z.mH + 3 * m.eye(a.shape[-1] if a.dim() else 1, dtype=a.dtype)
 
 
 OPS += [
