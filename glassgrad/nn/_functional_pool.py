@@ -315,26 +315,51 @@ def _nearest_index(in_size: int, out_size: int, scale) -> np.ndarray:
     return np.minimum(src, in_size - 1)
 
 
+# spatial dims each mode requires (None: any of 1-3)
+_MODE_DIMS = {"nearest": None, "nearest-exact": None, "area": None, "linear": 1, "bilinear": 2,
+              "bicubic": 2, "trilinear": 3}
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False) -> Tensor:
     """Resize (N, C, *spatial) by ``size`` or ``scale_factor`` (``torch.nn.functional
-    .interpolate``); glassgrad implements mode='nearest' (NotImplementedError otherwise).
-    Integer scale factors are a broadcast (fast, exact gradient sums); others gather rows."""
-    if mode != "nearest":
-        raise NotImplementedError(
-            f"glassgrad: interpolate(mode={mode!r}) is not implemented; only 'nearest' is."
-        )
-    if align_corners is not None:
-        raise ValueError(
-            "align_corners option can only be set with the interpolating modes: linear | "
-            "bilinear | bicubic | trilinear"
-        )
+    .interpolate``): modes nearest, nearest-exact, linear (3-D input), bilinear / bicubic (4-D),
+    trilinear (5-D), area, with PyTorch's source-index rules (``align_corners``, a given scale
+    used unless ``recompute_scale_factor``); antialias=True is not implemented (NotImplementedError).
+    Nearest with integer factors is a broadcast (fast, exact gradient sums); the other modes are
+    weighted gathers (see _functional_interp.py)."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: linear | "
+                "bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
     nd = input.ndim - 2
-    if nd < 1:
+    # NOTE: PyTorch names the needed dims for the linear family; bicubic gets the general error
+    if mode not in _MODE_DIMS or nd < 1 or nd > 3 or (mode == "bicubic" and nd != 2):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the "
             f"modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
             f"nearest-exact (got {mode})"
+        )
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if antialias and not (mode in ("bilinear", "bicubic") and nd == 2):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    need = _MODE_DIMS[mode]
+    if need is not None and need != nd:
+        raise NotImplementedError(
+            f"Got {input.ndim}D input, but {mode} mode needs {need + 2}D input"
+        )
+    if antialias:
+        raise NotImplementedError(
+            f"glassgrad: interpolate(mode={mode!r}, antialias=True) is not implemented; "
+            "antialias=False is."
         )
     in_size = tuple(input.shape[2:])
     if (size is None) == (scale_factor is None):
@@ -355,6 +380,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if recompute_scale_factor:
             scales = (None,) * nd
     x = input
+    if mode != "nearest":
+        from ._functional_interp import resample
+
+        return resample(x, mode, in_size, out, scales, align_corners)
     factors = [o // s if s and o % s == 0 else 0 for s, o in zip(in_size, out)]
     if all(factors) and all(sc is None or sc == f for sc, f in zip(scales, factors)):
         # integer factors: insert a size-f axis after each spatial dim and broadcast into it

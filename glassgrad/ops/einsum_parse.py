@@ -49,12 +49,6 @@ def parse_equation(equation: str, shapes) -> tuple:
                 f"einsum(): the number of subscripts in the equation ({len(term)}) does not match "
                 f"the number of dimensions ({len(shape)}) for operand {i} and no ellipsis was given"
             )
-        for c in set(letters):
-            if letters.count(c) > 1:
-                raise NotImplementedError(
-                    f"glassgrad: einsum('{equation}'): subscript {c} repeats within operand {i} "
-                    "(a diagonal); take it with glassgrad.diagonal first"
-                )
     free = [c for c in _LETTERS if c not in eq]
     ell = "".join(free[:n_ell])
     out_terms = [
@@ -81,6 +75,14 @@ def parse_equation(equation: str, shapes) -> tuple:
         for c in "".join(terms).replace("...", ""):
             counts[c] = counts.get(c, 0) + 1
         out = ell + "".join(sorted((c for c, k in counts.items() if k == 1), key=_LETTERS.index))
+    for i, (term, shape) in enumerate(zip(out_terms, shapes)):
+        for j, c in enumerate(term):
+            first = term.index(c)
+            if first < j and shape[j] != shape[first]:
+                raise RuntimeError(
+                    f"einsum(): subscript {c} is repeated for operand {i} but the sizes "
+                    f"don't match, {shape[j]} != {shape[first]}"
+                )
     _check_sizes(out_terms, shapes)
     return out_terms, out
 
@@ -98,6 +100,21 @@ def _check_sizes(terms, shapes) -> None:
                     f"broadcast with previously seen size {prev}\nglassgrad: operand shapes "
                     + ", ".join(f"{t}={list(s)}" for t, s in zip(terms, shapes))
                 )
+
+
+def diagonal_steps(term: str) -> list:
+    """Diagonals that take a repeated subscript out of one operand's ``term``: a list of
+    ``(dim1, dim2)`` pairs to apply in turn (each diagonal goes last, as ``torch.diagonal``
+    puts it), and the term that results. ``"iij" -> ([(0, 1)], "ji")``."""
+    steps = []
+    while True:
+        rep = next((c for c in term if term.count(c) > 1), None)
+        if rep is None:
+            return steps, term
+        p = term.index(rep)
+        q = term.index(rep, p + 1)
+        steps.append((p, q))
+        term = "".join(c for k, c in enumerate(term) if k not in (p, q)) + rep
 
 
 def contraction_path(terms, out, shapes) -> list:

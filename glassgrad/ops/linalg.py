@@ -16,7 +16,7 @@ from ..amp.autocast import state as _autocast
 from . import primitive
 from ._names import c_type, scalar_type
 from ._util import cj, half, is_tensor, promote, wrap_dim
-from .einsum_parse import contraction_path, parse_equation
+from .einsum_parse import contraction_path, diagonal_steps, parse_equation
 from .elementwise_backward import SelectGrad
 from .primitive import Primitive
 
@@ -407,7 +407,8 @@ def einsum(equation, *operands):
     """Einstein summation over ``operands`` (``torch.einsum``): explicit (``"ij,jk->ik"``),
     implicit (``"ij,jk"``) and ellipsis (``"...ij,...jk->...ik"``) forms, size-1 broadcasting,
     any number of operands (contracted pairwise, greedy order). All operands must share a dtype.
-    A subscript repeated within one operand (a diagonal, ``"ii->i"``) is not supported."""
+    A subscript repeated within one operand (``"ii->i"``, ``"ii"``: a diagonal, then a trace if
+    summed) takes that diagonal first (sizes must match: RuntimeError otherwise, as PyTorch)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if _autocast.on and len(operands) > 1:  # PyTorch's contracts pairs with bmm, which autocasts
@@ -421,6 +422,8 @@ def einsum(equation, *operands):
                 + "; convert the operands to one dtype."
             )
     terms, out = parse_equation(equation, [x._array.shape for x in operands])
+    if any(len(set(t)) < len(t) for t in terms):
+        operands, terms = _take_diagonals(operands, terms)
     pending = list(zip(operands, terms))
     if len(pending) == 1:
         x, s = pending[0]
@@ -445,6 +448,20 @@ def einsum(equation, *operands):
                                      shapes=(x._array.shape, y._array.shape)), keep))
     x, s = pending[0]
     return _unary(x, s, out)
+
+
+def _take_diagonals(operands, terms):
+    """Each operand with a repeated subscript replaced by its diagonal (a differentiable view)."""
+    from .diagonal import diagonal
+
+    new_ops, new_terms = [], []
+    for x, t in zip(operands, terms):
+        steps, t = diagonal_steps(t)
+        for d1, d2 in steps:
+            x = diagonal(x, 0, d1, d2)
+        new_ops.append(x)
+        new_terms.append(t)
+    return tuple(new_ops), new_terms
 
 
 def tensordot(a, b, dims=2):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from .. import functional as F
+from .._functional_pool import _ntuple
 from ..module import Module
 
 __all__ = [
@@ -19,7 +20,11 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
     "Upsample",
+    "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
 ]
 
@@ -187,7 +192,7 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
 class Upsample(Module):
     """Resize (N, C, *spatial) by ``size`` or ``scale_factor`` (``torch.nn.Upsample``);
-    glassgrad implements mode='nearest'."""
+    modes as ``nn.functional.interpolate``."""
 
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                  recompute_scale_factor=None) -> None:
@@ -217,3 +222,47 @@ class UpsamplingNearest2d(Upsample):
 
     def __init__(self, size=None, scale_factor=None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear 2-D upsampling with aligned corners (``torch.nn.UpsamplingBilinear2d``)."""
+
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        nd = self._nd
+        self.kernel_size = _ntuple(kernel_size, nd, "kernel_size")
+        self.stride = _ntuple(stride if stride is not None else kernel_size, nd, "stride")
+        self.padding = _ntuple(padding, nd, "padding")
+
+    def forward(self, input, indices, output_size=None):
+        fn = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._nd - 1]
+        return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Inverse of ``MaxPool1d`` given its indices (``torch.nn.MaxUnpool1d``):
+    ``forward(input, indices, output_size=None)``, see ``nn.functional.max_unpool1d``."""
+
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Inverse of ``MaxPool2d`` given its indices (``torch.nn.MaxUnpool2d``)."""
+
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Inverse of ``MaxPool3d`` given its indices (``torch.nn.MaxUnpool3d``)."""
+
+    _nd = 3

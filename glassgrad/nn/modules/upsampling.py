@@ -1,4 +1,4 @@
-"""``torch.nn.modules.upsampling``: ``Upsample`` and ``UpsamplingNearest2d``, written in
-``pooling.py``. Re-exports only."""
+"""``torch.nn.modules.upsampling``: ``Upsample``, ``UpsamplingNearest2d`` and
+``UpsamplingBilinear2d``, written in ``pooling.py``. Re-exports only."""
 
-from .pooling import Upsample, UpsamplingNearest2d  # noqa: F401
+from .pooling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
