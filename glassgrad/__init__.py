@@ -249,6 +249,7 @@ from .ops.strided import (  # noqa: E402,F401
 from ._nn_top import *  # noqa: E402,F401,F403 - torch's top-level nn functions
 from ._nn_top import _attach_methods as _tnn_methods  # noqa: E402
 from .func import vmap  # noqa: E402,F401
+from ._control_flow import cond  # noqa: E402,F401
 
 _tnn_methods(Tensor)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError

@@ -61,3 +61,26 @@ def test_vmap_at_top_level():
     f = lambda m: m.vmap(lambda r: (r * r).sum())(m.tensor(A[0]))  # noqa: E731
     np.testing.assert_allclose(f(glassgrad).numpy(), f(torch).numpy())
     assert glassgrad.vmap is glassgrad.func.vmap
+
+
+def test_cond_eager_as_torch():
+    grads = []
+    for m in (glassgrad, torch):
+        x = m.tensor(A[0, 0], requires_grad=True)
+        y = m.cond(x.sum() > 0, lambda a: a * 3, lambda a: a.exp(), (x,))
+        z = m.cond(False, lambda a, b: a * b, lambda a, b: a - b, [y, x])
+        z.sum().backward()
+        grads.append((z.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0])
+    np.testing.assert_allclose(grads[0][1], grads[1][1])
+
+
+@pytest.mark.parametrize("pred", ["pair", "str"])
+def test_cond_pred_errors_as_torch(pred):
+    from tests.error_oracle import assert_raises_like_torch
+
+    def bad(m):
+        p = m.tensor([True, False]) if pred == "pair" else "a"
+        return m.cond(p, lambda a: a, lambda a: a, (m.ones(2),))
+
+    assert_raises_like_torch(bad, key=lambda msg: msg.split(",")[0])
