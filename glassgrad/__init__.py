@@ -253,6 +253,13 @@ from ._interchange import asarray, from_dlpack, from_file, frombuffer, to_dlpack
 from .ops.strided import (  # noqa: E402,F401
     as_strided, as_strided_, as_strided_copy, as_strided_scatter, empty_permuted, empty_strided,
 )
+# issue 15, lane tnn
+from ._nn_top import *  # noqa: E402,F401,F403 - torch's top-level nn functions
+from ._nn_top import _attach_methods as _tnn_methods  # noqa: E402
+from .func import vmap  # noqa: E402,F401
+from ._control_flow import cond  # noqa: E402,F401
+
+_tnn_methods(Tensor)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -86,6 +86,13 @@ def resample(x, mode: str, in_size, out_size, scales, align_corners: bool):
         return pool[len(in_size) - 1](x, out_size)
     dtype = x._array.dtype
     ft = np.float64 if dtype == np.float64 else np.float32
+    if dtype.kind in "iub" and mode not in ("nearest-exact", "area"):
+        # NOTE: torch's uint8 kernels use fixed-point weights and round between passes; floating
+        # weights differ from them by 1 in a few percent of pixels, so refuse rather than differ
+        raise NotImplementedError(
+            f"glassgrad: interpolate(mode={mode!r}) of {dtype} input is not implemented (torch's "
+            "fixed-point integer kernels); convert the input to a floating dtype first"
+        )
     for i, (s, o, sc) in enumerate(zip(in_size, out_size, scales)):
         dim = 2 + i
         if mode == "nearest-exact":
@@ -95,3 +102,4 @@ def resample(x, mode: str, in_size, out_size, scales, align_corners: bool):
         taps = (_cubic_taps if mode == "bicubic" else _linear_taps)(s, o, align_corners, sc, ft)
         x = _weighted_gather(x, dim, taps, dtype)
     return x
+

@@ -350,8 +350,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        pos = target > 0
-        loss = where(pos, target * log(where(pos, target, 1.0)), 0.0) - target * input
+        from ..ops.special_ops import xlogy
+
+        # NOTE: torch's xlogy(target, target): 0 at target == 0, nan for a negative target
+        loss = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)

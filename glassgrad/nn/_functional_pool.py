@@ -325,7 +325,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resize (N, C, *spatial) by ``size`` or ``scale_factor`` (``torch.nn.functional
     .interpolate``): modes nearest, nearest-exact, linear (3-D input), bilinear / bicubic (4-D),
     trilinear (5-D), area, with PyTorch's source-index rules (``align_corners``, a given scale
-    used unless ``recompute_scale_factor``); antialias=True is not implemented (NotImplementedError).
+    used unless ``recompute_scale_factor``); antialias=True, and integer input to the weighted
+    modes (torch's fixed-point uint8 kernels), are not implemented (NotImplementedError).
     Nearest with integer factors is a broadcast (fast, exact gradient sums); the other modes are
     weighted gathers (see _functional_interp.py)."""
     if mode in ("nearest", "area", "nearest-exact"):

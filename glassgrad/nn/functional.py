@@ -13,6 +13,7 @@ from ._functional_alpha_dropout import *
 from ._functional_loss import *
 from ._functional_shuffle import *
 from ._functional_unpool import *  # noqa: F403 - issue 15, lane tnn
+from ._functional_loss_pairs import *  # noqa: F403 - issue 15, lane tnn
 
 # NOTE: convolution and pooling functions (conv1d/2d, max_pool2d, ...) come from the conv family;
 # the guard only tolerates that file not existing yet, never an error inside it.
