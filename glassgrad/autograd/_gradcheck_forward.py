@@ -24,8 +24,9 @@ def check_forward_ad(func, inputs, diff_idx, numerical, *, atol: float, rtol: fl
             e = np.zeros(x.shape, dtype=x._array.dtype)
             e.reshape(-1)[k] = 1
             with fwad.dual_level():
-                dual = list(inputs)
-                dual[i] = fwad.make_dual(x, Tensor._make(e))
+                # NOTE: requires_grad only tells which inputs to check: the function sees none
+                dual = [a.detach() if isinstance(a, Tensor) else a for a in inputs]
+                dual[i] = fwad.make_dual(dual[i], Tensor._make(e))
                 out = func(*dual)
                 outs = (out,) if isinstance(out, Tensor) else tuple(out)
                 tangents = [fwad.unpack_dual(o).tangent for o in outs]

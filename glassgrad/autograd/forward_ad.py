@@ -38,8 +38,7 @@ class _State:
     backward_runs = 0  # engine runs while a level is open (NOTE [Forward transforms], func/)
 
 
-def _current_level() -> int:
-    return _State.level
+_current_level = -1  # the open level, -1 when none (torch.autograd.forward_ad._current_level)
 
 
 def tangent_of(t):
@@ -179,7 +178,8 @@ def enter_dual_level() -> int:
     one level may be open (RuntimeError otherwise, as in PyTorch)."""
     if _State.level >= 0:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    _State.level = 0
+    global _current_level
+    _State.level = _current_level = 0
     _State.tangents = {}
     _State.prev_trace = _Hooks.trace
     _Hooks.trace = _propagate
@@ -197,7 +197,8 @@ def exit_dual_level(*, level=None) -> None:
     if level != _State.level:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
                            "created. This is not supported.")
-    _State.level = -1
+    global _current_level
+    _State.level = _current_level = -1
     _State.tangents = {}
     if _Hooks.trace is _propagate:
         _Hooks.trace = _State.prev_trace
@@ -278,16 +279,17 @@ def unpack_dual(tensor, *, level=None) -> UnpackedDualTensor:
 
 def function_jvp(fn_cls, ctx, args, outs) -> None:
     """After ``Function.apply``: when an input is dual, the outputs' tangents come from the
-    Function's ``jvp(ctx, *tangents)`` (a tangent per forward argument: zeros for a tensor that is
-    not dual, None for any other value), reading ``save_for_forward``'s tensors as
-    ``ctx.saved_tensors``; its NotImplementedError when it has none, as in PyTorch."""
+    Function's ``jvp(ctx, *tangents)`` (a tangent per forward argument: zeros for a floating
+    tensor that is not dual, None for any other value), reading ``save_for_forward``'s tensors as
+    ``ctx.saved_tensors``; its NotImplementedError when it has none, and PyTorch's checks of what
+    it returns (count, sizes, views of the input's tangent, in-place for dirty inputs)."""
     from .. import zeros_like
     from .engine import _Tensor
 
     tangents = [tangent_of(a) if isinstance(a, _Tensor) else None for a in args]
     if all(v is None for v in tangents):
         return
-    tangents = [zeros_like(a) if v is None and isinstance(a, _Tensor) else v
+    tangents = [zeros_like(a) if v is None and isinstance(a, _Tensor) and _floating(a) else v
                 for a, v in zip(args, tangents)]
     saved = ctx._saved
     ctx._saved = tuple(getattr(ctx, "saved_for_forward", ()))
@@ -302,15 +304,49 @@ def function_jvp(fn_cls, ctx, args, outs) -> None:
     if len(out) != len(outs):
         raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
                            f"(expected {len(outs)} but got {len(out)})")
+    dirty = {id(t) for t in getattr(ctx, "dirty_tensors", ())}
+    non_diff = {id(t) for t in getattr(ctx, "non_differentiable", ())}
     for o, v in zip(outs, out):
-        if v is None or not isinstance(o, _Tensor):
+        if v is None or not isinstance(o, _Tensor) or id(o) in non_diff or not _floating(o):
             continue
         if tuple(v.shape) != tuple(o.shape):
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the "
                 f"original Tensor, this is not supported. Tensor is of size {list(o.shape)} while "
                 f"the given forward gradient is of size {list(v.shape)}.")
+        if id(o) in dirty:
+            given = next((t for a, t in zip(args, tangents) if a is o), None)
+            if given is not None and v is not given:
+                raise RuntimeError(
+                    "An inplace custom Function is not modifying the forward mode gradients "
+                    "inplace. If the forward is modifying an input inplace, then the jvp function "
+                    "must modify the corresponding gradient inplace.")
+        else:
+            _check_view_tangent(o, v, args, tangents)
         set_tangent(o, v)
+
+
+def _floating(t) -> bool:
+    return t.dtype.is_floating_point or t.dtype.is_complex
+
+
+def _check_view_tangent(o, v, args, tangents) -> None:
+    """A forward that returns a view of an input (or the input as-is) needs a jvp that returns
+    the same view of that input's tangent (PyTorch's errors)."""
+    for a, t in zip(args, tangents):
+        if t is None or not (o._array is a._array or o._base is not None
+                             and (o._base is a or o._base is a._base)):
+            continue
+        if v._base is None:
+            raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                               "as-is) but the jvp is not returning a view.")
+        if t._base is None and v._base is not t:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the given grad input.")
+        if t._base is not None and v._base is not t._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the same base as the given grad input.")
+        return
 
 
 @contextlib.contextmanager

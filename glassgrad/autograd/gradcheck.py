@@ -91,6 +91,9 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     ``check_forward_ad`` also checks forward mode's (_gradcheck_forward.py)."""
     from ..tensor import Tensor
 
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True")
     inputs = _prepare(inputs if isinstance(inputs, tuple) else _tensors(inputs))
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     for i in diff_idx:
