@@ -244,14 +244,19 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent_of(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
+    if tangent_of(tangent) is not None:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{level} is not supported.")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original "
             f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
             f"given forward gradient is of size {list(tangent.shape)}.")
+    from .grad_mode import _state
+
     _State.paused += 1
-    try:
-        out = tensor[...]
+    try:  # a view of tensor (PyTorch's), but none in inference mode, as there
+        out = tensor.detach() if _state.inference else tensor[...]
     finally:
         _State.paused -= 1
     set_tangent(out, tangent)
@@ -306,9 +311,14 @@ def function_jvp(fn_cls, ctx, args, outs) -> None:
                            f"(expected {len(outs)} but got {len(out)})")
     dirty = {id(t) for t in getattr(ctx, "dirty_tensors", ())}
     non_diff = {id(t) for t in getattr(ctx, "non_differentiable", ())}
-    for o, v in zip(outs, out):
-        if v is None or not isinstance(o, _Tensor) or id(o) in non_diff or not _floating(o):
+    for k, (o, v) in enumerate(zip(outs, out)):
+        if v is None:
             continue
+        if not isinstance(o, _Tensor) or id(o) in non_diff or not _floating(o):
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {k}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                "position instead.")
         if tuple(v.shape) != tuple(o.shape):
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the "
