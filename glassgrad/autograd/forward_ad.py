@@ -9,7 +9,11 @@ Tangents live in a table keyed by the tensor's id (a weak reference checks it is
 tensor); a tensor made outside an op (``detach()``, a factory) has none, as in PyTorch. An op's
 tangent comes from its JVP rule (ops/_jvp_rules.py), computed with propagation paused, so the
 rule's own ops carry no tangents: only one level exists, as in PyTorch ("Nested forward mode AD
-is not supported at the moment").
+is not supported at the moment"). Writes that bypass ``apply_inplace`` (setitem, the composite
+in-place methods, ``_snapshot``) pass tangents on through ``setitem_tangent``, ``commit_tangent``
+and ``copy_tangent``. A tangent carries no graph back to the primal (rules run on detached
+primals under no_grad), so forward-over-reverse is not available: func/_forward.py says where
+the transforms fall back.
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ def _propagate(cls, result, inputs, attrs) -> None:
     if prev is not None:
         prev(cls, result, inputs, attrs)
     if (_State.paused or not _State.tangents or result is _State.inplace_target
-            or result is inputs[0]):  # setitem's record: setitem_tangent follows
+            or inputs and result is inputs[0]):  # setitem's record: setitem_tangent follows
         return
     tangents = [tangent_of(t) for t in inputs]
     if all(v is None for v in tangents):
