@@ -149,11 +149,14 @@ from ._factories import poisson  # noqa: E402,F401
 # issue 14, review (lane newuser): names old programs probe
 from . import version  # noqa: E402,F401 - torch.version.cuda is None on a CPU-only build
 from ._legacy import set_default_tensor_type  # noqa: E402,F401
+# issue 15, lane agrad
+from . import _arg_alias  # noqa: E402 - axis=/keepdims= as torch's aliases (NOTE [Alias code])
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())
 _arg_check.install(vars(nn.functional))
 _arg_check.install_methods(Tensor)
+_arg_alias.install(globals(), Tensor)
 
 __version__ = version.__version__
 from . import viz, viz_html  # noqa: E402,F401 - glassgrad.viz.make_dot after a plain import

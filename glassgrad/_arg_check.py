@@ -62,6 +62,13 @@ def tensor_args(fn, method: bool = False):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except TypeError as exc:
+            # fn does not take torch's out= (raised by the call itself, not from inside fn)
+            if "out" not in kwargs or exc.__traceback__.tb_next is not None or method:
+                raise
+            from . import _arg_out
+
+            return _arg_out.call(fn, args, kwargs)
         except AttributeError as exc:
             if method:  # PyTorch counts a method's positions after self
                 msg = _explain(fn, params[1:], args[1:], kwargs, exc)

@@ -289,22 +289,26 @@ def _like(input, dtype):
     return input._array.shape, (dtype.np if dtype is not None else input._array.dtype)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
     shape, dt = _like(input, dtype)
     return _finish(np.zeros(shape, dtype=dt), requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
     shape, dt = _like(input, dtype)
     return _finish(np.ones(shape, dtype=dt), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
     shape, dt = _like(input, dtype)
     return _finish(np.full(shape, _fill_value(fill_value, dt, shape)), requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
     return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
 
 
@@ -487,7 +491,8 @@ def _strided_like(input, dt):
     return Tensor._make(dense.transpose(np.argsort(order)))
 
 
-def rand_like(input, *, dtype=None, generator=None, requires_grad=False):
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
     """``rand`` of ``input``'s shape and dtype (``torch.rand_like``), with input's strides
     where torch keeps them (so a transposed input gets torch's numbers in torch's places)."""
     shape, dt = _like(input, dtype)
@@ -498,7 +503,8 @@ def rand_like(input, *, dtype=None, generator=None, requires_grad=False):
     return _finish(_rng(generator).uniform(shape, dt), requires_grad)
 
 
-def randn_like(input, *, dtype=None, generator=None, requires_grad=False):
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+               requires_grad=False, memory_format=None):
     """``randn`` of ``input``'s shape and dtype (``torch.randn_like``), with input's strides
     where torch keeps them."""
     shape, dt = _like(input, dtype)
@@ -509,13 +515,14 @@ def randn_like(input, *, dtype=None, generator=None, requires_grad=False):
     return _finish(_rng(generator).normal(shape, dt), requires_grad)
 
 
-def randint_like(input, low, high=None, *, dtype=None, generator=None):
+def randint_like(input, low, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None):
     """``randint`` of ``input``'s shape and dtype (``torch.randint_like``)."""
     if high is None:
         low, high = 0, low
     shape, dt = _like(input, dtype)
     _check_range(low, high, "randint_like", dt)
-    return _finish(_rng(generator).integers(shape, dt, low, high), False)
+    return _finish(_rng(generator).integers(shape, dt, low, high), requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None):

@@ -102,8 +102,17 @@ Tensor.bitwise_right_shift = cmp.bitwise_right_shift
 Tensor.__getitem__ = ix.getitem
 Tensor.__setitem__ = ix.setitem
 Tensor.view = sh.view
-Tensor.softmax = lambda self, dim=None, dtype=None: _fn.softmax(self, dim, dtype=dtype)
-Tensor.log_softmax = lambda self, dim=None, dtype=None: _fn.log_softmax(self, dim, dtype=dtype)
+
+
+def softmax(self, dim=None, dtype=None):  # a def, not a lambda: NOTE [Alias code] gives axis=
+    return _fn.softmax(self, dim, dtype=dtype)
+
+
+def log_softmax(self, dim=None, dtype=None):
+    return _fn.log_softmax(self, dim, dtype=dtype)
+
+
+Tensor.softmax, Tensor.log_softmax = softmax, log_softmax
 Tensor.contiguous = lambda self, memory_format=None: (
     self if self._array.flags.c_contiguous else ew.clone(self))
 Tensor.view_as = lambda self, other: sh.view(self, other._array.shape)

@@ -15,6 +15,7 @@ stay linked until their outputs die; Python frees a long chain iteratively (no r
 from __future__ import annotations
 
 import heapq
+import itertools
 import sys
 import warnings
 from collections import deque
@@ -40,14 +41,20 @@ from .graph import (
 _this = sys.modules[__name__]
 _Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)
 _reduce_batched_grad = None  # NOTE [Dead levels] in func/_batching.py; bound when func is imported
+_TASK_IDS = itertools.count()  # one per run(): its local "task" names the backward (graph task)
 
 
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, _Tensor):
+    if isinstance(x, _Tensor) or _is_edge(x):
         return (x,)
     return tuple(x)
+
+
+def _is_edge(x) -> bool:
+    """A ``GradientEdge`` (graph_hooks' NamedTuple: the engine does not import it)."""
+    return isinstance(x, tuple) and hasattr(x, "output_nr")
 
 
 def _seeds(outputs, grad_outputs, what: str):
@@ -97,6 +104,8 @@ def _ones(arr):
 
 
 def _edge(t):
+    if _is_edge(t):
+        return (t.node, t.output_nr)
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
     return (grad_accumulator(t), 0)
@@ -127,12 +136,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         )
     if inputs is not None:
         for t in inputs:
-            if not t._requires_grad:
+            if not _is_edge(t) and not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
     captured = run(tensors, seeds, retain_graph, create_graph, inputs, accumulate=True,
                    user_retain=user_retain)
     if inputs is not None:
         for t, g in zip(inputs, captured):
+            if _is_edge(t):  # a GradientEdge has no .grad to fill
+                continue
             # NOTE: a retain_grad tensor got its .grad from its retain hook already (PyTorch
             # stores it once, the hooked value)
             if t.grad_fn is not None and g is not None and not t._retains_grad:
@@ -157,6 +168,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if allow_unused is None:
         allow_unused = materialize_grads
     for t in inputs_t:
+        if _is_edge(t):  # the gradient that the edge's node receives
+            continue
         if not isinstance(t, _Tensor):
             raise TypeError(f"grad: expected Tensors as inputs, got {type(t).__name__}")
         if not t._requires_grad:
@@ -179,14 +192,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for i, (t, g) in enumerate(zip(inputs_t, captured)):
         if g is None:
-            if materialize_grads:
+            if materialize_grads and _is_edge(t):
+                raise RuntimeError(
+                    "materialize_grads cannot be used when the given input is a GradientEdge"
+                )
+            if materialize_grads:  # zeros, differentiable with create_graph (as torch's)
                 g = _Tensor._make(_ones(t._array) * 0)
+                g._requires_grad = create_graph
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior.\n"
                     f"glassgrad: no path leads from the outputs back to input {i} "
-                    f"(shape {list(t.shape)}); was it detached, or replaced by a copy?"
+                    f"({t.node.name() if _is_edge(t) else f'shape {list(t.shape)}'}); was it "
+                    "detached, or replaced by a copy?"
                 )
         result.append(g)
     if not create_graph and _diag.called_by_user():
@@ -242,6 +261,7 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     # every node reached; its keys stay while deps' counts change (NOTE: graph_hooks reads it
     # as this frame's local "seen", to tell which nodes this backward runs)
     seen = deps
+    task = next(_TASK_IDS)  # noqa: F841 - read from this frame by graph_hooks._engine_task
     if _Anomaly.enabled and _Anomaly.check_nan:
         from .anomaly import check_graph
 

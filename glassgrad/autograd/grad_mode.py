@@ -167,10 +167,10 @@ class inference_mode(_DecoratorContextManager):
     """No recording, and the tensors made inside are inference tensors that autograd refuses to
     save later (``torch.inference_mode(mode=True)``); also a bare decorator."""
 
-    def __new__(cls, mode_or_orig_func=True):
-        if mode_or_orig_func is None or isinstance(mode_or_orig_func, bool):
+    def __new__(cls, mode=True):
+        if mode is None or isinstance(mode, bool):
             return super().__new__(cls)
-        return cls()(mode_or_orig_func)
+        return cls()(mode)  # a bare decorator: mode is the function
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)

@@ -126,8 +126,9 @@ def allow_mutation_on_saved_tensors():
 def _engine_task():
     """(task key, nodes the running backward will execute), or None outside a backward.
 
-    NOTE: read from the engine's ``run`` frame (its locals ``needed`` and ``seen``): the engine has
-    no graph-task object yet. The key holds no reference, so it cannot keep a graph alive.
+    NOTE: read from the engine's ``run`` frame (its locals ``task``, ``needed`` and ``seen``): the
+    engine has no graph-task object. The key (a number unique to each backward) holds no
+    reference, so it cannot keep a graph alive.
     """
     code = engine.run.__code__
     f = sys._getframe(1)
@@ -138,7 +139,7 @@ def _engine_task():
     local = f.f_locals
     seen = local.get("seen", set())
     needed = local.get("needed")
-    return (id(f), id(seen)), (needed if needed is not None else seen)
+    return local.get("task"), (needed if needed is not None else seen)
 
 
 def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> RemovableHandle:

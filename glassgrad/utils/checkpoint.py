@@ -17,16 +17,61 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 from .. import _factories
 from ..autograd import engine
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..autograd.graph import saved_tensors_hooks
+from ..amp.autocast import autocast as _autocast
+from ..amp.autocast import state as _autocast_state
+from ..autograd.graph import _NEEDED, saved_tensors_hooks
+from ..autograd.graph_hooks import _engine_task
 from ..tensor import Tensor
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential"]
+__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "set_checkpoint_debug_enabled",
+           "set_checkpoint_early_stop"]
+
+_EARLY_STOP = [True]
+_DEBUG = [None]
+_DEBUG_HINT = (
+    "\nYou are seeing this error because you passed `debug=True` to checkpoint (or set "
+    "set_checkpoint_debug_enabled(True)). glassgrad records no operator trace: compare the "
+    "function's code paths between the two calls (the positions above count saved tensors in "
+    "the order the ops saved them).\n"
+)
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """Within the block, every non-reentrant checkpoint behaves as if given ``debug=enabled``
+    (None: each call's own ``debug``) (``torch.utils.checkpoint.set_checkpoint_debug_enabled``)."""
+    outer = _DEBUG[0]
+    _DEBUG[0] = enabled
+    try:
+        yield
+    finally:
+        _DEBUG[0] = outer
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Within the block, non-reentrant checkpoints recompute the whole function in backward
+    (``enable=False``) instead of stopping once every saved tensor is recomputed (the default;
+    ``torch.utils.checkpoint.set_checkpoint_early_stop``). The setting is taken when
+    ``checkpoint`` is called, so it holds for backwards run after the block has exited."""
+    outer = _EARLY_STOP[0]
+    _EARLY_STOP[0] = enable
+    try:
+        yield
+    finally:
+        _EARLY_STOP[0] = outer
+
+
+class _StopRecomputation(BaseException):
+    """Raised from the recompute's pack hook once every saved tensor is back (early stop);
+    BaseException so that no ``except Exception`` inside the user's function swallows it."""
 
 
 class CheckpointError(RuntimeError):
@@ -62,12 +107,16 @@ class _Frame:
     """One non-reentrant checkpoint call: what is needed to recompute, and the recomputed
     tensors (each dropped once unpacked; a later backward recomputes again)."""
 
-    def __init__(self, fn, args, kwargs, rng_state, metadata_fn):
+    def __init__(self, fn, args, kwargs, rng_state, metadata_fn, early_stop, debug):
         self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.early_stop = early_stop
         self.rng_state = rng_state
         self.metadata_fn = metadata_fn
         self.metas: list = []
-        self.recomputed: dict = {}
+        self.recomputed: dict = {}  # {backward's key (graph_hooks._engine_task): {index: tensor}}
+        self.autocast = (_autocast_state.enabled["cpu"], _autocast_state.dtype["cpu"])
+        self.debug = debug
+        self.forward_completed = False
 
     def pack(self, t):
         self.metas.append(self.metadata_fn(t))
@@ -76,29 +125,56 @@ class _Frame:
     @staticmethod
     def unpack(handle):
         frame, idx = handle
-        if idx not in frame.recomputed:
-            frame.recompute()
-        return frame.recomputed.pop(idx)
+        task = _engine_task()
+        key = None if task is None else task[0]
+        # NOTE: one set of recomputed tensors per backward (a hook may run another backward
+        # through the same checkpoint halfway through this one)
+        recomputed = frame.recomputed.get(key)
+        if recomputed is None or key is None:
+            recomputed = frame.recomputed[key] = frame.recompute()
+            while len(frame.recomputed) > 8:  # forget old backwards (dicts keep insertion order)
+                del frame.recomputed[next(iter(frame.recomputed))]
+        elif idx not in recomputed:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
+                "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do "
+                "so only once. Otherwise please open an issue with details on your use case.\n"
+                "glassgrad: a recomputed tensor is dropped once it is unpacked; read "
+                "ctx.saved_tensors once and keep the tuple."
+            )
+        return recomputed.pop(idx)
 
-    def recompute(self) -> None:
+    def recompute(self) -> dict:
         captured: list = []
+        ignored: list = []
         expected = len(self.metas)
 
         def pack(t):
             if len(captured) >= expected:
+                if not self.forward_completed:  # backward inside the checkpointed function
+                    ignored.append(t)
+                    return t.detach()
                 raise CheckpointError(
                     "torch.utils.checkpoint: trying to save more tensors during recomputation "
                     "than during the original forward pass.\nglassgrad: the checkpointed "
                     "function must run the same ops each time it is called."
                 )
-            captured.append(t.detach() if t._requires_grad else t)
+            captured.append(t)
+            if self.early_stop and len(captured) == expected:
+                raise _StopRecomputation
+            # NOTE: the function may itself run backward during recomputation, so the tensor is
+            # handed back; detached, because an output is packed before apply sets its grad_fn
+            # (its node would hold it and it the node: a cycle that outlives the graph)
+            return t.detach()
 
-        def unpack(_):
-            raise RuntimeError("glassgrad: a tensor saved during checkpoint recomputation was used")
-
-        with _fork_rng(self.rng_state), enable_grad(), saved_tensors_hooks(pack, unpack):
-            self.fn(*self.args, **self.kwargs)
-        if len(captured) != expected:
+        enabled, dtype = self.autocast
+        with _fork_rng(self.rng_state), enable_grad(), saved_tensors_hooks(pack, lambda t: t), \
+                _autocast("cpu", dtype=dtype, enabled=enabled):
+            try:
+                self.fn(*self.args, **self.kwargs)
+            except _StopRecomputation:
+                pass
+        if len(captured) != expected and not ignored:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 "original forward and recomputation.\n"
@@ -110,6 +186,8 @@ class _Frame:
         if bad:
             lines = "".join(f"tensor at position {i}:\nsaved metadata: {m}\nrecomputed metadata: "
                             f"{r}\n" for i, m, r in bad)
+            if self.debug:
+                lines += _DEBUG_HINT
             raise CheckpointError(
                 "torch.utils.checkpoint: Recomputed values for the following tensors have "
                 f"different metadata than during the forward pass.\n{lines}.\nglassgrad: the "
@@ -117,7 +195,7 @@ class _Frame:
                 "deterministic in its shapes (no data-dependent sizes, no state changed between "
                 "the calls)."
             )
-        self.recomputed = dict(enumerate(captured))
+        return {i: t.detach() if t.requires_grad else t for i, t in enumerate(captured)}
 
 
 class CheckpointFunction(Function):
@@ -138,6 +216,13 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        if _NEEDED[0] is not None:  # set by the engine while autograd.grad / backward(inputs=)
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+                "passing an `inputs` parameter to .backward(). To resolve this error, you can "
+                "either set use_reentrant=False, or call .backward() without passing the `inputs` "
+                "argument."
+            )
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
@@ -160,8 +245,7 @@ class CheckpointFunction(Function):
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=None,
-               determinism_check: str = "default", debug: bool = False, early_stop: bool = True,
-               **kwargs):
+               determinism_check: str = "default", debug: bool = False, **kwargs):
     """``function(*args, **kwargs)`` without keeping its intermediate tensors for backward, which
     recomputes them (``torch.utils.checkpoint.checkpoint``).
 
@@ -200,9 +284,12 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None,
     if context_fn is not None:
         raise NotImplementedError("glassgrad: checkpoint(context_fn=...) is not supported")
     state = _factories.get_rng_state() if preserve else None
-    frame = _Frame(function, args, kwargs, state, _CHECKS[determinism_check])
+    frame = _Frame(function, args, kwargs, state, _CHECKS[determinism_check], _EARLY_STOP[0],
+                   debug if _DEBUG[0] is None else _DEBUG[0])
     with saved_tensors_hooks(frame.pack, _Frame.unpack):
-        return function(*args, **kwargs)
+        out = function(*args, **kwargs)
+    frame.forward_completed = True
+    return out
 
 
 def checkpoint_sequential(functions, segments: int, input, use_reentrant=None, **kwargs):
