@@ -125,6 +125,10 @@ def inplace_end(target, tangent) -> None:
     _State.inplace_target = None
     if tangent is None:  # the write failed
         return
+    old = tangent_of(target)
+    if old is not None and old.shape != target.shape:  # x.t_() & co. changed target's shape
+        set_tangent(target, tangent)
+        return
     _writable_tangent(target)._array[...] = tangent._array
 
 

@@ -173,6 +173,9 @@ def double_vjp(cls, result, primals, tangents, attrs):
     if cls.once_differentiable:
         raise RuntimeError(f"forward AD: {cls.__name__} has no JVP rule and its backward is "
                            "once_differentiable, so the generic rule (a double VJP) cannot run")
+    if any(o.dtype.is_complex for o in outs) or any(p.dtype.is_complex for p in primals):
+        raise RuntimeError(f"forward AD: {cls.__name__} has complex inputs or outputs and no JVP "
+                           "rule; the generic rule (a double VJP) is real-only for now")
     with enable_grad():
         us = [zeros_like(o).requires_grad_() if _float(o) else None for o in outs]
         saved = [primals[i] if i >= 0 else outs[-1 - i] for i in cls._save_idx]
