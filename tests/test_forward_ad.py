@@ -270,3 +270,35 @@ def test_gradcheck_check_forward_ad(case):
             "numerical")[0]
     else:
         assert ours == theirs
+
+
+@pytest.mark.parametrize("mode", ["same", "new", "inplace"])
+def test_custom_function_dirty_input_tangent(mode):
+    """A Function that writes its input in place (mark_dirty) must write the tangent in place."""
+
+    def run(lib, ad):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                return x.mul_(2)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return {"same": lambda: t, "new": lambda: t * 2, "inplace": lambda: t.mul_(2)}[
+                    mode]()
+
+        with ad.dual_level():
+            d = ad.make_dual(_data(lib, 3), _data(lib, 3, seed=1))
+            err = _raises(lambda: Double.apply(d))
+            return err if err is not None else ad.unpack_dual(d).tangent
+
+    ours, theirs = _both(run)
+    if isinstance(theirs, tuple):
+        assert ours == theirs
+    else:
+        assert_close(ours, theirs, 1e-12, 1e-12)

@@ -304,6 +304,7 @@ def function_jvp(fn_cls, ctx, args, outs) -> None:
         return
     tangents = [zeros_like(a) if v is None and isinstance(a, _Tensor) and _floating(a) else v
                 for a, v in zip(args, tangents)]
+    versions = [None if v is None else v._vc[0] for v in tangents]
     saved = ctx._saved
     ctx._saved = tuple(getattr(ctx, "saved_for_forward", ()))
     freed, ctx._freed = ctx._freed, False
@@ -332,9 +333,10 @@ def function_jvp(fn_cls, ctx, args, outs) -> None:
                 "Trying to set a forward gradient that has a different size than that of the "
                 f"original Tensor, this is not supported. Tensor is of size {list(o.shape)} while "
                 f"the given forward gradient is of size {list(v.shape)}.")
-        if id(o) in dirty:
-            given = next((t for a, t in zip(args, tangents) if a is o), None)
-            if given is not None and v is not given:
+        if id(o) in dirty:  # jvp must have written the input's tangent in place
+            given, ver = next(((t, n) for a, t, n in zip(args, tangents, versions) if a is o),
+                              (None, None))
+            if given is not None and (v is not given or given._vc[0] == ver):
                 raise RuntimeError(
                     "An inplace custom Function is not modifying the forward mode gradients "
                     "inplace. If the forward is modifying an input inplace, then the jvp function "
