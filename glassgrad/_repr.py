@@ -14,6 +14,8 @@ import math
 import numpy as np
 
 from . import dtypes
+from .autograd import forward_ad
+from .autograd.graph import _Hooks
 
 
 class _PrintOptions:
@@ -191,4 +193,8 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    if _Hooks.forward_ad is not None:  # a dual tensor prints its tangent, as in PyTorch
+        tangent = forward_ad.tangent_of(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tensor_repr(tangent)}")
     return _add_suffixes(prefix + body, suffixes, indent)

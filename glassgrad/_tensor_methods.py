@@ -508,6 +508,8 @@ def _reshape_inplace(self, out):
         self._output_nr = out._output_nr
     self._array = out._array
     self._vc[0] += 1  # as in PyTorch: a node that saved self sees the new shape, and says so
+    if _Hooks.forward_ad is not None:  # NOTE [Forward AD]: the tangent takes the shape too
+        forward_ad.commit_tangent(self, out)
     return self
 
 

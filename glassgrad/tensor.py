@@ -423,8 +423,9 @@ class Tensor:
 
     # --- conversions -------------------------------------------------------------------------
     def numpy(self, *, force: bool = False):
-        """The array itself (shares memory); RuntimeError if this tensor requires grad."""
-        if self._requires_grad and not force:
+        """The array itself (shares memory); RuntimeError if this tensor requires grad and grad
+        mode is on (torch allows it under no_grad)."""
+        if self._requires_grad and not force and _state.enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
             )

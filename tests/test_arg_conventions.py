@@ -104,3 +104,18 @@ def test_where_with_two_numbers(lib):
     for a, b, dtype in ((1, 3, lib.int64), (1.0, 3, lib.float32), (True, False, lib.bool)):
         r = lib.where(c, a, b)
         assert r.dtype == dtype and r.tolist() == [a, b]
+
+
+@LIBS
+def test_numpy_under_no_grad_and_materialized_grads(lib):
+    x = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+        x.numpy()
+    with lib.no_grad():
+        assert x.numpy().shape == (2,)
+    a, t = lib.tensor(1.0, requires_grad=True), lib.tensor(0.5, requires_grad=True)
+    d = lib.autograd.grad(t * a, t, create_graph=True)
+    (z,) = lib.autograd.grad(d, t, create_graph=True, allow_unused=True, materialize_grads=True)
+    assert z.item() == 0 and z.requires_grad
+    (zz,) = lib.autograd.grad(z, t, materialize_grads=True)  # the zeros differentiate again
+    assert zz.item() == 0 and not zz.requires_grad

@@ -47,6 +47,8 @@ ERRORS = {
     "already dual": lambda lib, ad: _in_level(
         ad, lambda: ad.make_dual(ad.make_dual(_data(lib, 3), _data(lib, 3)), _data(lib, 3))),
     "exit another level": lambda lib, ad: _in_level(ad, lambda: ad.exit_dual_level(level=3)),
+    "dual tangent": lambda lib, ad: _in_level(
+        ad, lambda: ad.make_dual(_data(lib, 2), ad.make_dual(_data(lib, 2), _data(lib, 2)))),
 }
 
 
@@ -59,7 +61,7 @@ def _in_level(ad, fn):
 def test_errors_match_torch(name):
     ours, theirs = _both(lambda lib, ad: _raises(lambda: ERRORS[name](lib, ad)))
     assert theirs is not None and ours == theirs
-    assert fwad._current_level() == -1
+    assert fwad._current_level == -1
 
 
 def test_levels_unpack_and_tangent_identity():
@@ -75,6 +77,32 @@ def test_levels_unpack_and_tangent_identity():
         ad.exit_dual_level()
         assert ad.unpack_dual(d).tangent is None  # dropped with the level
         assert ad.unpack_dual(d).primal is d
+
+
+def test_print_shows_tangent():
+    def run(lib, ad):
+        with ad.dual_level():
+            a = _data(lib, 3)
+            b = ad.make_dual(a, _data(lib, 3, seed=1))
+            p, t = ad.unpack_dual(b)
+            return ["tangent=" in str(x) for x in (a, b, p, t)]
+
+    ours, theirs = _both(run)
+    assert ours == theirs == [False, True, False, False]
+
+
+def _views_without_grad(lib, ad):
+    """Views of a dual tensor that does not require grad share its tangent (PyTorch's
+    test_view_inplace_differentiable_views)."""
+    foo, bar = _data(lib, 4), lib.ones(4, dtype=lib.float64)
+    with ad.dual_level():
+        dual = ad.make_dual(foo, bar)
+        view = dual.narrow(0, 0, 2)
+        view *= 2
+        dual[3] = dual[2] * 5
+        baz = _data(lib, 4, seed=2)
+        baz += dual
+        return [ad.unpack_dual(t).tangent for t in (foo, dual, view, baz)]
 
 
 def _program(lib, ad):
@@ -101,8 +129,9 @@ def _program(lib, ad):
     return out
 
 
-def test_program_tangents_match_torch():
-    ours, theirs = _both(_program)
+@pytest.mark.parametrize("program", [_program, _views_without_grad])
+def test_program_tangents_match_torch(program):
+    ours, theirs = _both(program)
     for k, (a, b) in enumerate(zip(ours, theirs)):
         assert_close(a, b, 1e-10, 1e-10, what=f"tangent {k}")
 
@@ -153,16 +182,29 @@ class _Custom:
                 (r,) = ctx.saved_tensors
                 return ta * r
 
-        return {"ok": Scale, "count": Scale, "missing": NoJvp, "setup": Exp}[kind]
+        class NonDiff(lib.autograd.Function):  # a tangent for a non-differentiable output
+            @staticmethod
+            def forward(ctx, a):
+                out = a.clone()
+                ctx.mark_non_differentiable(out)
+                return a.clone(), out
+
+            @staticmethod
+            def jvp(ctx, ta):
+                return ta, ta.clone()
+
+        return {"ok": Scale, "count": Scale, "missing": NoJvp, "setup": Exp,
+                "nondiff": NonDiff}[kind]
 
 
-@pytest.mark.parametrize("kind", ["ok", "count", "missing", "setup"])
+@pytest.mark.parametrize("kind", ["ok", "count", "missing", "setup", "nondiff"])
 def test_custom_function_jvp(kind):
     def run(lib, ad):
         fn = _Custom.make(lib, ad, kind)
         with ad.dual_level():
             d = ad.make_dual(_data(lib, 3), _data(lib, 3, seed=1))
-            args = (d,) if kind in ("missing", "setup") else (d, _data(lib, 3, seed=2), 3.0)
+            one = kind in ("missing", "setup", "nondiff")
+            args = (d,) if one else (d, _data(lib, 3, seed=2), 3.0)
             err = _raises(lambda: fn.apply(*args))
             if err is not None:
                 return err
@@ -228,3 +270,35 @@ def test_gradcheck_check_forward_ad(case):
             "numerical")[0]
     else:
         assert ours == theirs
+
+
+@pytest.mark.parametrize("mode", ["same", "new", "inplace"])
+def test_custom_function_dirty_input_tangent(mode):
+    """A Function that writes its input in place (mark_dirty) must write the tangent in place."""
+
+    def run(lib, ad):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                return x.mul_(2)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return {"same": lambda: t, "new": lambda: t * 2, "inplace": lambda: t.mul_(2)}[
+                    mode]()
+
+        with ad.dual_level():
+            d = ad.make_dual(_data(lib, 3), _data(lib, 3, seed=1))
+            err = _raises(lambda: Double.apply(d))
+            return err if err is not None else ad.unpack_dual(d).tangent
+
+    ours, theirs = _both(run)
+    if isinstance(theirs, tuple):
+        assert ours == theirs
+    else:
+        assert_close(ours, theirs, 1e-12, 1e-12)

@@ -23,6 +23,15 @@ KNOWN = {
     "[-inf, 0.5, 800] (its JVP shifts by the row's max, 800, and underflows); the transpose "
     "identity still checks glassgrad's",
 }
+# ops (of other lanes' tables) where torch's forward AD disagrees with torch's own backward (which
+# glassgrad's VJP matches, tests/test_ops.py): the transpose identity checks glassgrad's JVP
+TORCH_INCONSISTENT = {
+    "triangular_solve": "torch's JVP reads the tangent's other triangle, its VJP does not",
+    "cholesky_inverse": "torch's JVP reads the tangent's other triangle, its VJP does not",
+    **{f"{lib}.scatter_reduce({how})": "torch's JVP at zeros and ties is not its VJP's transpose"
+       for lib in ("torch", "Tensor") for how in ("prod", "prod, zeros", "amax, ties",
+                                                  "amin, ties")},
+}
 # ops whose VJP knowingly ignores part of the function: no transpose identity
 NO_IDENTITY = {
     "setitem_view_of_leaf_under_no_grad": "a write under no_grad is invisible to backward but "
@@ -47,6 +56,11 @@ def _tangent_draws(rng, args):
     return [rng.standard_normal(t.shape) for t in leaves(args, glassgrad)]
 
 
+def _complex(args) -> bool:
+    return any(isinstance(a, np.ndarray) and a.dtype.kind == "c"
+               or isinstance(a, (list, tuple)) and _complex(a) for a in args)
+
+
 def _float_outputs(outs):
     return [o for o in outs if o.is_floating_point()]
 
@@ -59,21 +73,36 @@ def test_jvp_transpose_identity_and_torch(op):
         pytest.skip("not differentiable")
     rng = np.random.default_rng(3)
     for sample in op.samples(np.random.default_rng(0)):
+        if _complex(sample.args):
+            pytest.skip("complex: forward AD of complex tensors is not built yet")
         g_args = [to_lib(glassgrad, a) for a in sample.args]
         draws = _tangent_draws(rng, g_args)
         with fwad.dual_level():
-            outs = _float_outputs(flat_tensors(
-                op.fn(glassgrad, *_duals(glassgrad, fwad, g_args, list(draws)), **sample.kwargs),
-                glassgrad))
+            try:
+                outs = _float_outputs(flat_tensors(op.fn(
+                    glassgrad, *_duals(glassgrad, fwad, g_args, list(draws)), **sample.kwargs),
+                    glassgrad))
+            except RuntimeError as e:  # the generic rule: a real, differentiable backward
+                if "forward AD:" in str(e) and "complex" in str(e):
+                    pytest.skip("complex: forward AD of complex tensors is not built yet")
+                if not op.gradgrad:  # the entry has no double backward: nor a generic JVP
+                    pytest.xfail(f"no JVP rule and no double backward: {e}")
+                raise
             jv = [fwad.unpack_dual(o).tangent for o in outs]
         t_args = [to_lib(torch, a, requires_grad=False) for a in sample.args]
         with torch_fwad.dual_level():
-            t_outs = _float_outputs(flat_tensors(
-                op.fn(torch, *_duals(torch, torch_fwad, t_args, list(draws)), **sample.kwargs),
-                torch))
-            t_jv = [torch_fwad.unpack_dual(o).tangent for o in t_outs]
-        assert len(jv) == len(t_jv)
-        if (op.name, sample.desc) not in KNOWN:
+            try:
+                t_outs = _float_outputs(flat_tensors(op.fn(
+                    torch, *_duals(torch, torch_fwad, t_args, list(draws)), **sample.kwargs),
+                    torch))
+                t_jv = [torch_fwad.unpack_dual(o).tangent for o in t_outs]
+            except (NotImplementedError, RuntimeError) as e:
+                if "forward AD" not in str(e) and "forward gradient" not in str(e):
+                    raise
+                t_jv = None  # torch has no forward AD formula for it: the identity alone
+        assert t_jv is None or len(jv) == len(t_jv)
+        if (t_jv is not None and (op.name, sample.desc) not in KNOWN
+                and op.name not in TORCH_INCONSISTENT):
             for k, (a, b) in enumerate(zip(jv, t_jv)):
                 assert_close(a, b, op.atol, op.rtol, what=f"{op.name} [{sample.desc}] tangent {k}")
         live = [(o, v) for o, v in zip(outs, jv) if o.requires_grad]

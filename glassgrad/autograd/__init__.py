@@ -2,6 +2,7 @@
 functional jacobian/hessian, gradcheck (``torch.autograd``)."""
 
 from . import (  # noqa: F401
+    _gradcheck_forward,
     forward_ad,
     function,
     functional,
@@ -25,3 +26,17 @@ from .grad_mode import (  # noqa: F401
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 from .variable import Variable  # noqa: F401
+# issue 15, lane agrad
+from collections.abc import Mapping, Sequence  # noqa: F401,E402 - as torch.autograd's imports
+from typing import cast, overload  # noqa: F401,E402 - (torch's module namespace has them too)
+
+from ._autograd_names import (  # noqa: F401,E402
+    SavedTensor,
+    handle_torch_function,
+    has_torch_function,
+    is_multithreading_enabled,
+    is_tensor_like,
+    is_view_replay_enabled,
+    kineto_available,
+    set_multithreading_enabled,
+)

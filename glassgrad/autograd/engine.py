@@ -201,8 +201,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError(
                     "materialize_grads cannot be used when the given input is a GradientEdge"
                 )
-            if materialize_grads:
+            if materialize_grads:  # zeros, differentiable with create_graph (as torch's)
                 g = _Tensor._make(_ones(t._array) * 0)
+                g._requires_grad = create_graph
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the "

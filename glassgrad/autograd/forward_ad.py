@@ -9,7 +9,11 @@ Tangents live in a table keyed by the tensor's id (a weak reference checks it is
 tensor); a tensor made outside an op (``detach()``, a factory) has none, as in PyTorch. An op's
 tangent comes from its JVP rule (ops/_jvp_rules.py), computed with propagation paused, so the
 rule's own ops carry no tangents: only one level exists, as in PyTorch ("Nested forward mode AD
-is not supported at the moment").
+is not supported at the moment"). Writes that bypass ``apply_inplace`` (setitem, the composite
+in-place methods, ``_snapshot``) pass tangents on through ``setitem_tangent``, ``commit_tangent``
+and ``copy_tangent``. A tangent carries no graph back to the primal (rules run on detached
+primals under no_grad), so forward-over-reverse is not available: func/_forward.py says where
+the transforms fall back.
 """
 
 from __future__ import annotations
@@ -38,8 +42,7 @@ class _State:
     backward_runs = 0  # engine runs while a level is open (NOTE [Forward transforms], func/)
 
 
-def _current_level() -> int:
-    return _State.level
+_current_level = -1  # the open level, -1 when none (torch.autograd.forward_ad._current_level)
 
 
 def tangent_of(t):
@@ -72,7 +75,7 @@ def _propagate(cls, result, inputs, attrs) -> None:
     if prev is not None:
         prev(cls, result, inputs, attrs)
     if (_State.paused or not _State.tangents or result is _State.inplace_target
-            or result is inputs[0]):  # setitem's record: setitem_tangent follows
+            or inputs and result is inputs[0]):  # setitem's record: setitem_tangent follows
         return
     tangents = [tangent_of(t) for t in inputs]
     if all(v is None for v in tangents):
@@ -121,6 +124,10 @@ def inplace_end(target, tangent) -> None:
     tangent's memory so views of a dual tensor and their base keep sharing one tangent."""
     _State.inplace_target = None
     if tangent is None:  # the write failed
+        return
+    old = tangent_of(target)
+    if old is not None and old.shape != target.shape:  # x.t_() & co. changed target's shape
+        set_tangent(target, tangent)
         return
     _writable_tangent(target)._array[...] = tangent._array
 
@@ -179,7 +186,8 @@ def enter_dual_level() -> int:
     one level may be open (RuntimeError otherwise, as in PyTorch)."""
     if _State.level >= 0:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    _State.level = 0
+    global _current_level
+    _State.level = _current_level = 0
     _State.tangents = {}
     _State.prev_trace = _Hooks.trace
     _Hooks.trace = _propagate
@@ -197,7 +205,8 @@ def exit_dual_level(*, level=None) -> None:
     if level != _State.level:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
                            "created. This is not supported.")
-    _State.level = -1
+    global _current_level
+    _State.level = _current_level = -1
     _State.tangents = {}
     if _Hooks.trace is _propagate:
         _Hooks.trace = _State.prev_trace
@@ -243,14 +252,19 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent_of(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
+    if tangent_of(tangent) is not None:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{level} is not supported.")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original "
             f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
             f"given forward gradient is of size {list(tangent.shape)}.")
+    from .grad_mode import _state
+
     _State.paused += 1
-    try:
-        out = tensor[...]
+    try:  # a view of tensor (PyTorch's), but none in inference mode, as there
+        out = tensor.detach() if _state.inference else tensor[...]
     finally:
         _State.paused -= 1
     set_tangent(out, tangent)
@@ -278,17 +292,19 @@ def unpack_dual(tensor, *, level=None) -> UnpackedDualTensor:
 
 def function_jvp(fn_cls, ctx, args, outs) -> None:
     """After ``Function.apply``: when an input is dual, the outputs' tangents come from the
-    Function's ``jvp(ctx, *tangents)`` (a tangent per forward argument: zeros for a tensor that is
-    not dual, None for any other value), reading ``save_for_forward``'s tensors as
-    ``ctx.saved_tensors``; its NotImplementedError when it has none, as in PyTorch."""
+    Function's ``jvp(ctx, *tangents)`` (a tangent per forward argument: zeros for a floating
+    tensor that is not dual, None for any other value), reading ``save_for_forward``'s tensors as
+    ``ctx.saved_tensors``; its NotImplementedError when it has none, and PyTorch's checks of what
+    it returns (count, sizes, views of the input's tangent, in-place for dirty inputs)."""
     from .. import zeros_like
     from .engine import _Tensor
 
     tangents = [tangent_of(a) if isinstance(a, _Tensor) else None for a in args]
     if all(v is None for v in tangents):
         return
-    tangents = [zeros_like(a) if v is None and isinstance(a, _Tensor) else v
+    tangents = [zeros_like(a) if v is None and isinstance(a, _Tensor) and _floating(a) else v
                 for a, v in zip(args, tangents)]
+    versions = [None if v is None else v._vc[0] for v in tangents]
     saved = ctx._saved
     ctx._saved = tuple(getattr(ctx, "saved_for_forward", ()))
     freed, ctx._freed = ctx._freed, False
@@ -302,15 +318,55 @@ def function_jvp(fn_cls, ctx, args, outs) -> None:
     if len(out) != len(outs):
         raise RuntimeError("Function's jvp returned an invalid number of forward gradients "
                            f"(expected {len(outs)} but got {len(out)})")
-    for o, v in zip(outs, out):
-        if v is None or not isinstance(o, _Tensor):
+    dirty = {id(t) for t in getattr(ctx, "dirty_tensors", ())}
+    non_diff = {id(t) for t in getattr(ctx, "non_differentiable", ())}
+    for k, (o, v) in enumerate(zip(outs, out)):
+        if v is None:
             continue
+        if not isinstance(o, _Tensor) or id(o) in non_diff or not _floating(o):
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {k}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                "position instead.")
         if tuple(v.shape) != tuple(o.shape):
             raise RuntimeError(
                 "Trying to set a forward gradient that has a different size than that of the "
                 f"original Tensor, this is not supported. Tensor is of size {list(o.shape)} while "
                 f"the given forward gradient is of size {list(v.shape)}.")
+        if id(o) in dirty:  # jvp must have written the input's tangent in place
+            given, ver = next(((t, n) for a, t, n in zip(args, tangents, versions) if a is o),
+                              (None, None))
+            if given is not None and (v is not given or given._vc[0] == ver):
+                raise RuntimeError(
+                    "An inplace custom Function is not modifying the forward mode gradients "
+                    "inplace. If the forward is modifying an input inplace, then the jvp function "
+                    "must modify the corresponding gradient inplace.")
+        else:
+            _check_view_tangent(o, v, args, tangents)
         set_tangent(o, v)
+
+
+def _floating(t) -> bool:
+    return t.dtype.is_floating_point or t.dtype.is_complex
+
+
+def _check_view_tangent(o, v, args, tangents) -> None:
+    """A forward that returns a view of an input (or the input as-is) needs a jvp that returns
+    the same view of that input's tangent (PyTorch's errors)."""
+    for a, t in zip(args, tangents):
+        if t is None or not (o._array is a._array or o._base is not None
+                             and (o._base is a or o._base is a._base)):
+            continue
+        if v._base is None:
+            raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                               "as-is) but the jvp is not returning a view.")
+        if t._base is None and v._base is not t:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the given grad input.")
+        if t._base is not None and v._base is not t._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the same base as the given grad input.")
+        return
 
 
 @contextlib.contextmanager

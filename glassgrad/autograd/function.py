@@ -125,6 +125,8 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "vjp" in cls.__dict__ and "backward" not in cls.__dict__:
+            cls.backward = cls.__dict__["vjp"]  # PyTorch's other name for backward
         cls._backward_cls = type(
             cls.__name__ + "Backward",
             (BackwardCFunction,),

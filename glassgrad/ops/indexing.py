@@ -214,7 +214,7 @@ def _basic_cls(index, idx):
 
 def view_index(input, idx, cls):
     """``input[idx]`` for a basic NumPy index ending in Ellipsis, recorded as ``cls``: a view."""
-    if _state.enabled and input._requires_grad:
+    if _state.enabled and input._requires_grad or _Hooks.forward_ad is not None:
         out = cls.apply(input, index=idx, basic=True, shape=input._array.shape)
     else:
         out = primitive._make(input._array[idx])
@@ -235,7 +235,7 @@ def getitem(input, index):
         # a batched index into a plain tensor batches (func/_batched_rules.py)
         if not basic:
             out = Index.apply(input, index=idx, basic=basic, shape=shape)
-        elif _state.enabled and input._requires_grad:
+        elif _state.enabled and input._requires_grad or _Hooks.forward_ad is not None:
             out = _basic_cls(index, idx).apply(input, index=idx, basic=basic, shape=shape)
         else:
             out = primitive._make(input._array[idx])
