@@ -563,7 +563,9 @@ def _accumulate(variable, g, create_graph: bool) -> None:
         old._vc[0] += 1
     if variable._post_acc_hooks:
         for hook in list(variable._post_acc_hooks.values()):
-            hook(variable)
+            if hook(variable) is not None:
+                raise RuntimeError("hooks should return None.\nglassgrad: a post-accumulate-grad "
+                                   "hook works by side effect (e.g. an optimizer step).")
 
 
 def _exclusive(g, measure: bool = False):
