@@ -22,3 +22,15 @@ def test_post_accumulate_grad_hook_must_return_none(lib):
     u.register_post_accumulate_grad_hook(lambda tensor: seen.append(tensor.grad.sum().item()))
     u.sum().backward()
     assert seen == [2.0]
+
+
+@LIBS
+def test_is_grads_batched_shape_mismatch(lib):
+    x = lib.randn(2, 2, requires_grad=True)
+    out = x.clone()
+    (g,) = lib.autograd.grad(out, (x,), (lib.arange(3.0).expand(2, 2, 3).transpose(0, 2),),
+                             is_grads_batched=True)
+    assert tuple(g.shape) == (3, 2, 2) and g[2, 1, 0].item() == 2
+    with pytest.raises(RuntimeError, match="If `is_grads_batched=True`, we interpret the first "
+                                           "dimension of each grad_output as the batch"):
+        lib.autograd.grad(out, (x,), (lib.ones(2, 2),), is_grads_batched=True)
