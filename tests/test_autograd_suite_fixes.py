@@ -34,3 +34,16 @@ def test_is_grads_batched_shape_mismatch(lib):
     with pytest.raises(RuntimeError, match="If `is_grads_batched=True`, we interpret the first "
                                            "dimension of each grad_output as the batch"):
         lib.autograd.grad(out, (x,), (lib.ones(2, 2),), is_grads_batched=True)
+
+
+@LIBS
+def test_jacobian_and_hessian_refuse_strict_with_vectorize(lib):
+    F = lib.autograd.functional
+    x = lib.rand(4, dtype=lib.float64)
+    with pytest.raises(RuntimeError, match="`strict=True` and `vectorized=True` are not "
+                                           "supported together"):
+        F.jacobian(lambda t: t, x, strict=True, vectorize=True)
+    with pytest.raises(RuntimeError, match="not supported together"):
+        F.hessian(lambda t: (t**3).sum(), x, strict=True, vectorize=True)
+    h = F.hessian(lambda t: (t**3).sum(), x, vectorize=True)
+    assert tuple(h.shape) == (4, 4)
