@@ -47,3 +47,29 @@ def test_jacobian_and_hessian_refuse_strict_with_vectorize(lib):
         F.hessian(lambda t: (t**3).sum(), x, strict=True, vectorize=True)
     h = F.hessian(lambda t: (t**3).sum(), x, vectorize=True)
     assert tuple(h.shape) == (4, 4)
+
+
+@LIBS
+def test_setup_context_gets_forwards_defaults(lib):
+    class Pow(lib.autograd.Function):
+        @staticmethod
+        def forward(x, y=3):
+            return lib.pow(x, y)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x)
+            ctx.y = y
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * ctx.y * lib.pow(x, ctx.y - 1), None
+
+    x = lib.tensor(2.0, requires_grad=True)
+    Pow.apply(x).backward()
+    assert x.grad.item() == 12.0
+    x.grad = None
+    Pow.apply(x, 2).backward()
+    assert x.grad.item() == 4.0

@@ -111,6 +111,14 @@ def _zeros(meta):
     return engine._Tensor._make(xp.zeros(shape, dtype=np_dtype))
 
 
+def _with_defaults(forward, args: tuple) -> tuple:
+    """``args`` with forward's defaults for the positional parameters not passed: the inputs
+    torch hands ``setup_context``."""
+    defaults = forward.__defaults__
+    missing = forward.__code__.co_argcount - len(args) if defaults else 0
+    return args + defaults[len(defaults) - missing:] if 0 < missing <= len(defaults) else args
+
+
 class Function:
     """Base class of custom differentiable operations (``torch.autograd.Function``).
 
@@ -176,7 +184,7 @@ class Function:
         with no_grad():
             if cls.setup_context is not Function.setup_context:
                 outputs = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, outputs)
+                cls.setup_context(ctx, _with_defaults(cls.forward, args), outputs)
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
         # edges are taken before a dirty input gets this node as its new history
