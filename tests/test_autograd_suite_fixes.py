@@ -73,3 +73,23 @@ def test_setup_context_gets_forwards_defaults(lib):
     x.grad = None
     Pow.apply(x, 2).backward()
     assert x.grad.item() == 4.0
+
+
+@LIBS
+def test_saved_variables_is_deprecated_saved_tensors(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            with pytest.warns(DeprecationWarning, match="'saved_variables' is deprecated; use "
+                                                        "'saved_tensors'"):
+                (x,) = ctx.saved_variables
+            return g * 2 + x * 0
+
+    x = lib.ones(2, requires_grad=True)
+    Double.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]

@@ -23,6 +23,8 @@ Example::
 
 from __future__ import annotations
 
+import warnings
+
 import functools
 
 from ..backend import xp
@@ -65,6 +67,13 @@ class BackwardCFunction(FunctionCtx, Node):
     def apply(self, *grads):
         """Call the Function's backward with this ctx (``BackwardCFunction.apply``)."""
         return self._forward_cls.backward(self, *grads)
+
+    @property
+    def saved_variables(self) -> tuple:
+        """``saved_tensors`` under its old name, with torch's DeprecationWarning."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
 
     @property
     def needs_input_grad(self) -> tuple:
