@@ -124,7 +124,8 @@ def _with_defaults(forward, args: tuple) -> tuple:
     """``args`` with forward's defaults for the positional parameters not passed: the inputs
     torch hands ``setup_context``."""
     defaults = forward.__defaults__
-    missing = forward.__code__.co_argcount - len(args) if defaults else 0
+    bound = hasattr(forward, "__self__")  # a classmethod forward: cls is not an input
+    missing = forward.__code__.co_argcount - bound - len(args) if defaults else 0
     return args + defaults[len(defaults) - missing:] if 0 < missing <= len(defaults) else args
 
 
