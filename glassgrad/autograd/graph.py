@@ -49,10 +49,10 @@ class _HooksMeta(type):
 
     def __setattr__(cls, name, value):
         super().__setattr__(name, value)
-        if name in ("saved_tensor_hooks", "record_source", "grad_consts", "trace"):
+        if name in ("saved_tensor_hooks", "record_source", "grad_consts", "trace", "profiling"):
             super().__setattr__("watch_ops", bool(cls.grad_consts or cls.trace is not None))
             super().__setattr__("any_on", bool(cls.saved_tensor_hooks or cls.record_source
-                                               or cls.watch_ops))
+                                               or cls.watch_ops or cls.profiling))
 
 
 class _Hooks(metaclass=_HooksMeta):
@@ -66,7 +66,10 @@ class _Hooks(metaclass=_HooksMeta):
     # NOTE [Tracing ops] in onnx/tracer.py: trace(cls, result, inputs, attrs) sees every op
     trace = None
     watch_ops = False  # grad_consts or trace: ops that record nothing look at their inputs
-    any_on = False  # saved_tensor_hooks, record_source or watch_ops: NOTE [Fast path]'s one test
+    # NOTE [Profiling] in autograd/profiler.py: the fast path steps aside so each op's (then
+    # wrapped) forward is timed
+    profiling = False
+    any_on = False  # saved_tensor_hooks, record_source, watch_ops, profiling: the fast path's test
 
 
 class _Anomaly:
