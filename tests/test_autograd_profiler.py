@@ -194,6 +194,23 @@ def test_backward_ops_are_profiled(lib):
 
 
 @LIBS
+def test_sequence_numbers_link_forward_and_backward(lib):
+    with lib.autograd.profiler.profile() as p:
+        x = lib.randn(4, 4, requires_grad=True)
+        z = x + x.detach()
+        (z * z).sum().backward()
+    ev = p.function_events
+    add = next(e for e in ev if e.name == "aten::add")
+    mul = next(e for e in ev if e.name == "aten::mul")
+    assert add.sequence_nr >= 0 and mul.sequence_nr > add.sequence_nr
+    assert [e.sequence_nr for e in ev if e.name == "AddBackward0"] == [add.sequence_nr]
+    assert [e.sequence_nr for e in ev if e.name == "MulBackward0"] == [mul.sequence_nr]
+    inner = [e for e in ev if e.name == "aten::mul" and e.cpu_parent is not None
+             and e.cpu_parent.name == "MulBackward0"]
+    assert len(inner) == 2 and all(e.sequence_nr == -1 for e in inner)
+
+
+@LIBS
 def test_only_the_entering_thread_is_recorded(lib):
     x = lib.randn(8)
     with lib.autograd.profiler.profile() as p:
@@ -215,12 +232,16 @@ def test_enum_names(lib):
 def test_zero_cost_after_exit():
     from glassgrad.autograd.graph import _Hooks
     from glassgrad.ops.primitive import REGISTRY
-    before = {c: c.__dict__.get("forward") for c in REGISTRY.values()}
+    def snapshot():
+        return {c: (c.__dict__.get("forward"), dict(c.node_cls.__dict__))
+                for c in REGISTRY.values()}
+
+    before = snapshot()
     with glassgrad.autograd.profiler.profile():
         assert _Hooks.any_on
-        assert all(c.__dict__.get("forward") is not before[c] for c in REGISTRY.values())
+        assert all(c.__dict__.get("forward") is not before[c][0] for c in REGISTRY.values())
     assert not _Hooks.any_on and not _Hooks.profiling
-    assert {c: c.__dict__.get("forward") for c in REGISTRY.values()} == before
+    assert snapshot() == before
 
 
 def test_profiled_values_and_grads_unchanged():

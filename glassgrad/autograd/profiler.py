@@ -3,13 +3,16 @@
 NOTE [Profiling]: nothing on the op path tests for a profiler. While one is active, every
 Primitive class in ``ops.primitive.REGISTRY`` has its ``forward`` replaced by a timed wrapper and
 ``_Hooks.profiling`` is on, which makes the fast path (``ops/fast_path.py``, whose closures hold
-the unwrapped forward) step aside through the test it already makes (``_Hooks.any_on``). When
-the last profiler exits the original forwards are put back. So an event is one primitive's
-forward on arrays, named as PyTorch's ATen op (``aten::mul`` for ``Mul`` and ``MulScalar``); its
-time is that forward's, not the node recording around it. Composites made of several primitives
-show their parts (``aten::einsum`` is one primitive, ``softmax`` of a fused op is one event).
-Backward ops appear as the primitives backward runs; PyTorch's ``autograd::engine`` events and
-sequence numbers (``sequence_nr`` stays -1) are not produced.
+the unwrapped forward) step aside through the test it already makes (``_Hooks.any_on``); each
+primitive's node class gets a timed ``_run_backward`` and loses its array rule for that time (the
+Tensor rule runs instead, so backward's own ops are events, as PyTorch's are). When the last
+profiler exits every attribute is put back. So an event is one primitive's forward on arrays,
+named as PyTorch's ATen op (``aten::mul`` for ``Mul`` and ``MulScalar``); its time is that
+forward's, not the node recording around it. A forward that records a node carries the node's
+sequence number (``sequence_nr``), and so does the node's backward event (``MulBackward0``), as
+in PyTorch; other events have -1. Composites made of several primitives show their parts.
+Not produced: PyTorch's ``autograd::engine::evaluate_function:`` wrappers, AccumulateGrad and
+factory events (``aten::empty``, ``aten::randn``: glassgrad's factories are not primitives).
 """
 
 from __future__ import annotations
@@ -113,15 +116,43 @@ def _shape(a) -> list:
     return list(getattr(a, "shape", ()))
 
 
-def _timed(name, forward):
+def _timed(cls, name, forward):
     def timed(xp, *arrays, **attrs):
         start = _now()
         out = forward(xp, *arrays, **attrs)
         end = _now()
         for prof in _ACTIVE:
-            prof._add(name, start, end, arrays, attrs, out)
+            prof._add(name, start, end, arrays, attrs, out, cls=cls)
         return out
     return staticmethod(timed)
+
+
+def _numbered(cls, init):
+    """``node_cls.__init__`` that gives the forward event just recorded for ``cls`` on this
+    thread the node's sequence number (the node is made right after that forward, in apply)."""
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        for prof in _ACTIVE:
+            rec = prof._pending.pop(cls, None)
+            if rec is not None:
+                rec[8] = self._seq
+    return __init__
+
+
+def _timed_backward(run):
+    def _run_backward(self, grads):
+        start = _now()
+        out = run(self, grads)
+        end = _now()
+        for prof in _ACTIVE:
+            prof._add(type(self).__name__, start, end, (), {}, None, seq=self._seq)
+        return out
+    return _run_backward
+
+
+# while profiling, a node's array rule (NOTE [Array backward]) steps aside for its Tensor rule,
+# so backward runs through _run_backward (one event per node) and its ops are events too
+_NODE_ATTRS = ("__init__", "_run_backward", "_np", "_np_fast")
 
 
 def _install() -> None:
@@ -129,18 +160,29 @@ def _install() -> None:
     classes = list(REGISTRY.values())
     plain = {cls: cls.forward for cls in classes}  # read all before wrapping any (inheritance)
     for cls in classes:
+        node = cls.node_cls
         _SAVED[cls] = cls.__dict__.get("forward")
-        cls.forward = _timed(aten_name(cls), plain[cls])
+        _SAVED[node] = {a: node.__dict__[a] for a in _NODE_ATTRS if a in node.__dict__}
+        cls.forward = _timed(cls, aten_name(cls), plain[cls])
+        node.__init__ = _numbered(cls, node.__init__)
+        node._run_backward = _timed_backward(node._run_backward)
+        node._np = node._np_fast = None
     _Hooks.profiling = True
 
 
 def _uninstall() -> None:
     _Hooks.profiling = False
-    for cls, own in _SAVED.items():
-        if own is None:
-            del cls.forward
+    for owner, own in _SAVED.items():
+        if isinstance(own, dict):
+            for a in _NODE_ATTRS:
+                if a in own:
+                    setattr(owner, a, own[a])
+                else:
+                    delattr(owner, a)
+        elif own is None:
+            del owner.forward
         else:
-            cls.forward = own
+            owner.forward = own
     _SAVED.clear()
 
 
@@ -190,6 +232,7 @@ class profile:
         self.entered = False
         self.function_events = None
         self._raw: list = []
+        self._pending: dict = {}
         self._t0 = 0
         self._ident = None
 
@@ -205,6 +248,7 @@ class profile:
             raise RuntimeError("Profiler context manager is not reentrant")
         self.entered = True
         self._raw = []
+        self._pending = {}  # Primitive class -> its last forward event, until its node is made
         self._t0 = _now()
         self._ident = threading.get_ident()
         with _LOCK:
@@ -223,14 +267,15 @@ class profile:
         events = EventList(
             (FunctionEvent(id=i, name=r[0], thread=r[4], start_us=r[1], end_us=r[2],
                            fwd_thread=r[4], input_shapes=r[3], stack=r[6],
-                           cpu_memory_usage=r[7], is_user_annotation=r[5])
+                           cpu_memory_usage=r[7], is_user_annotation=r[5], sequence_nr=r[8])
              for i, r in enumerate(sorted(self._raw, key=lambda r: (r[1], -r[2])))),
             use_device=None, profile_memory=self.profile_memory, with_flops=self.with_flops)
         events._populate_cpu_children()
         self.function_events = events
         return False
 
-    def _add(self, name, start, end, arrays, attrs, out, annotation=False) -> None:
+    def _add(self, name, start, end, arrays, attrs, out, annotation=False, cls=None,
+             seq=-1) -> None:
         if threading.get_ident() != self._ident:
             return  # PyTorch's profile records the thread that entered it, no other
         shapes = ([_shape(a) for a in arrays] + [[] for _ in attrs]) if self.record_shapes else []
@@ -238,9 +283,11 @@ class profile:
         if self.profile_memory and out is not None:
             mem = sum(o.nbytes for o in (out if isinstance(out, tuple) else (out,))
                       if hasattr(o, "nbytes"))
-        self._raw.append((name, (start - self._t0) / 1e3, (end - self._t0) / 1e3, shapes,
-                          _thread_id(), annotation, _user_stack() if self.with_stack else [],
-                          mem))
+        rec = [name, (start - self._t0) / 1e3, (end - self._t0) / 1e3, shapes, _thread_id(),
+               annotation, _user_stack() if self.with_stack else [], mem, seq]
+        self._raw.append(rec)
+        if cls is not None:
+            self._pending[cls] = rec
 
     def _check_finish(self) -> None:
         if self.function_events is None:
