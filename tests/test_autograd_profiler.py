@@ -205,6 +205,8 @@ def test_sequence_numbers_link_forward_and_backward(lib):
     assert add.sequence_nr >= 0 and mul.sequence_nr > add.sequence_nr
     assert [e.sequence_nr for e in ev if e.name == "AddBackward0"] == [add.sequence_nr]
     assert [e.sequence_nr for e in ev if e.name == "MulBackward0"] == [mul.sequence_nr]
+    assert add.fwd_thread == 0
+    assert [e.fwd_thread for e in ev if e.name == "AddBackward0"] == [add.thread]
     inner = [e for e in ev if e.name == "aten::mul" and e.cpu_parent is not None
              and e.cpu_parent.name == "MulBackward0"]
     assert len(inner) == 2 and all(e.sequence_nr == -1 for e in inner)

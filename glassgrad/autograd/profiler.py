@@ -136,6 +136,7 @@ def _numbered(cls, init):
             rec = prof._pending.pop(cls, None)
             if rec is not None:
                 rec[8] = self._seq
+                prof._fwd_threads[self._seq] = rec[4]
     return __init__
 
 
@@ -233,6 +234,7 @@ class profile:
         self.function_events = None
         self._raw: list = []
         self._pending: dict = {}
+        self._fwd_threads: dict = {}
         self._t0 = 0
         self._ident = None
 
@@ -249,6 +251,7 @@ class profile:
         self.entered = True
         self._raw = []
         self._pending = {}  # Primitive class -> its last forward event, until its node is made
+        self._fwd_threads = {}  # sequence number -> thread of the forward that made the node
         self._t0 = _now()
         self._ident = threading.get_ident()
         with _LOCK:
@@ -266,7 +269,7 @@ class profile:
                 _uninstall()
         events = EventList(
             (FunctionEvent(id=i, name=r[0], thread=r[4], start_us=r[1], end_us=r[2],
-                           fwd_thread=r[4], input_shapes=r[3], stack=r[6],
+                           fwd_thread=r[9], input_shapes=r[3], stack=r[6],
                            cpu_memory_usage=r[7], is_user_annotation=r[5], sequence_nr=r[8])
              for i, r in enumerate(sorted(self._raw, key=lambda r: (r[1], -r[2])))),
             use_device=None, profile_memory=self.profile_memory, with_flops=self.with_flops)
@@ -283,8 +286,10 @@ class profile:
         if self.profile_memory and out is not None:
             mem = sum(o.nbytes for o in (out if isinstance(out, tuple) else (out,))
                       if hasattr(o, "nbytes"))
+        # fwd_thread: 0, but a node's backward has its forward's thread (when it ran here)
         rec = [name, (start - self._t0) / 1e3, (end - self._t0) / 1e3, shapes, _thread_id(),
-               annotation, _user_stack() if self.with_stack else [], mem, seq]
+               annotation, _user_stack() if self.with_stack else [], mem, seq,
+               self._fwd_threads.get(seq, 0) if cls is None and seq >= 0 else 0]
         self._raw.append(rec)
         if cls is not None:
             self._pending[cls] = rec
