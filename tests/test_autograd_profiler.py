@@ -159,6 +159,21 @@ def test_table_columns(lib):
 
 
 @LIBS
+def test_profile_memory_columns(lib):
+    x = lib.randn(100, 100)
+    with lib.autograd.profiler.profile(profile_memory=True) as p:
+        x * 2
+    mul = next(e for e in p.function_events if e.name == "aten::mul")
+    assert mul.cpu_memory_usage >= 40000 and mul.self_cpu_memory_usage >= 39996
+    head = p.table().splitlines()[1]
+    assert head.index("CPU time avg") < head.index("CPU Mem") < head.index("Self CPU Mem") \
+        < head.index("# of Calls")
+    row = next(r for r in p.table().splitlines() if "aten::mul" in r)
+    assert "39.06 KB" in row
+    assert "CPU Mem" not in _nested(lib).table()
+
+
+@LIBS
 def test_export_chrome_trace(lib, tmp_path):
     p = _nested(lib)
     path = tmp_path / "trace.json"

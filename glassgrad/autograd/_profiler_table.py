@@ -7,8 +7,16 @@ from .profiler_util import _format_time
 _UNITS = {"s": 1e6, "ms": 1e3, "us": 1.0}
 
 
+def _format_memory(nbytes) -> str:
+    """``8 B``, ``39.06 KB``, ``1.50 MB``: PyTorch's table format of a byte count (1 KB = 1024 B)."""
+    for unit, size in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("KB", 1024)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.2f} {unit}"
+    return f"{nbytes} B"
+
+
 def build_table(events, sort_by, row_limit, max_name_width, max_shapes_width, header,
-                top_level_only, time_unit) -> str:
+                top_level_only, time_unit, profile_memory=False) -> str:
     """``events`` (FunctionEvents or FunctionEventAvgs) as PyTorch's table; see EventList.table."""
     if time_unit is not None and time_unit not in _UNITS:
         raise ValueError(f"table: time_unit must be one of {sorted(_UNITS)}, got {time_unit!r}")
@@ -33,9 +41,11 @@ def build_table(events, sort_by, row_limit, max_name_width, max_shapes_width, he
         return f"{100.0 * t / total_self:.2f}%" if total_self else "0.00%"
 
     name_w = min(max(len(e.key) for e in rows) + 4, max_name_width)
-    heads = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
-             "# of Calls"]
-    widths = [name_w] + [12] * 6
+    heads = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if profile_memory:
+        heads += ["CPU Mem", "Self CPU Mem"]
+    heads.append("# of Calls")
+    widths = [name_w] + [12] * (len(heads) - 1)
     if has_shapes:
         shapes_w = min(max(len(str(e.input_shapes)) for e in rows) + 4, max_shapes_width)
         heads.append("Input Shapes")
@@ -52,7 +62,10 @@ def build_table(events, sort_by, row_limit, max_name_width, max_shapes_width, he
     for e in rows:
         name = e.key if len(e.key) <= name_w else e.key[:name_w - 3] + "..."
         cells = [name, pct(e.self_cpu_time_total), fmt(e.self_cpu_time_total),
-                 pct(e.cpu_time_total), fmt(e.cpu_time_total), fmt(e.cpu_time), e.count]
+                 pct(e.cpu_time_total), fmt(e.cpu_time_total), fmt(e.cpu_time)]
+        if profile_memory:
+            cells += [_format_memory(e.cpu_memory_usage), _format_memory(e.self_cpu_memory_usage)]
+        cells.append(e.count)
         if has_shapes:
             cells.append(str(e.input_shapes))
         out.append(line(cells))
