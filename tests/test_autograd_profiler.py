@@ -174,6 +174,24 @@ def test_profile_memory_columns(lib):
 
 
 @LIBS
+def test_with_flops(lib):
+    x, w = lib.randn(64, 32), lib.randn(16, 32)
+    with lib.autograd.profiler.profile(with_flops=True) as p:
+        x * 2
+        x + x
+        x @ w.t()
+        lib.bmm(x[None], w.t()[None])
+        lib.nn.functional.conv2d(lib.randn(2, 3, 8, 8), lib.randn(4, 3, 3, 3))
+    flops = {e.name: e.flops for e in p.function_events if e.flops}
+    assert {k: flops[k] for k in ("aten::mul", "aten::add", "aten::mm", "aten::bmm")} == {
+        "aten::mul": 2048, "aten::add": 2048, "aten::mm": 65536, "aten::bmm": 65536}
+    assert 15552 in flops.values()  # the convolution (torch: on aten::conv2d)
+    table = p.table().splitlines()
+    assert table[1].rstrip().endswith("Total KFLOPs")
+    assert next(r for r in table if "aten::bmm" in r).rstrip().endswith("65.536")
+
+
+@LIBS
 def test_export_chrome_trace(lib, tmp_path):
     p = _nested(lib)
     path = tmp_path / "trace.json"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .profiler_util import _format_time
 
 _UNITS = {"s": 1e6, "ms": 1e3, "us": 1.0}
@@ -15,8 +17,11 @@ def _format_memory(nbytes) -> str:
     return f"{nbytes} B"
 
 
+_FLOP_UNITS = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+
+
 def build_table(events, sort_by, row_limit, max_name_width, max_shapes_width, header,
-                top_level_only, time_unit, profile_memory=False) -> str:
+                top_level_only, time_unit, profile_memory=False, with_flops=False) -> str:
     """``events`` (FunctionEvents or FunctionEventAvgs) as PyTorch's table; see EventList.table."""
     if time_unit is not None and time_unit not in _UNITS:
         raise ValueError(f"table: time_unit must be one of {sorted(_UNITS)}, got {time_unit!r}")
@@ -50,6 +55,13 @@ def build_table(events, sort_by, row_limit, max_name_width, max_shapes_width, he
         shapes_w = min(max(len(str(e.input_shapes)) for e in rows) + 4, max_shapes_width)
         heads.append("Input Shapes")
         widths.append(shapes_w)
+    flop_scale = None
+    if with_flops and any(e.flops for e in rows):
+        top = max(e.flops or 0 for e in rows)
+        k = min(int(math.log10(top)) // 3, len(_FLOP_UNITS) - 1)
+        flop_scale = 10.0 ** (3 * k)
+        heads.append(f"Total {_FLOP_UNITS[k]}")
+        widths.append(12)
 
     def line(cells):
         return "".join(str(c)[:w].rjust(w) + "  " for c, w in zip(cells, widths))
@@ -68,6 +80,8 @@ def build_table(events, sort_by, row_limit, max_name_width, max_shapes_width, he
         cells.append(e.count)
         if has_shapes:
             cells.append(str(e.input_shapes))
+        if flop_scale is not None:
+            cells.append(f"{e.flops / flop_scale:.3f}" if e.flops else "--")
         out.append(line(cells))
     out += [rule, f"Self CPU time total: {fmt(total_self)}", ""]
     return "\n".join(out)

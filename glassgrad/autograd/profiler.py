@@ -42,6 +42,25 @@ _ATEN = {"MatMul": "mm", "MatMulNT": "mm", "MatMulTN": "mm", "EinsumUnary": "ein
 _SUFFIX = re.compile(r"_(scalar|dim|dims|tensor|all|index)$")
 
 
+def _elementwise_flops(arrays, out):
+    return out.size
+
+
+def _matmul_flops(arrays, out):
+    return 2 * out.size * arrays[0].shape[-1]  # (x's last dim is the contracted one)
+
+
+def _conv_flops(arrays, out):
+    w = arrays[1]
+    return 2 * out.size * (w.size // w.shape[0])  # per output: Cin/groups * kernel products
+
+
+# with_flops: PyTorch counts the ops it has a formula for (others have flops None, "--")
+_FLOPS = {"Mul": _elementwise_flops, "MulScalar": _elementwise_flops,
+          "Add": _elementwise_flops, "AddScalar": _elementwise_flops, "MatMul": _matmul_flops,
+          "Bmm": _matmul_flops, "Linear": _matmul_flops, "Convolution": _conv_flops}
+
+
 def aten_name(cls) -> str:
     """``"aten::mul"`` for ``Mul``: the event name of a primitive (see ``_ATEN``)."""
     name = _ATEN.get(cls.__name__)
@@ -270,7 +289,8 @@ class profile:
         events = EventList(
             (FunctionEvent(id=i, name=r[0], thread=r[4], start_us=r[1], end_us=r[2],
                            fwd_thread=r[9], input_shapes=r[3], stack=r[6],
-                           cpu_memory_usage=r[7], is_user_annotation=r[5], sequence_nr=r[8])
+                           cpu_memory_usage=r[7], is_user_annotation=r[5], sequence_nr=r[8],
+                           flops=r[10])
              for i, r in enumerate(sorted(self._raw, key=lambda r: (r[1], -r[2])))),
             use_device=None, profile_memory=self.profile_memory, with_flops=self.with_flops)
         events._populate_cpu_children()
@@ -286,10 +306,13 @@ class profile:
         if self.profile_memory and out is not None:
             mem = sum(o.nbytes for o in (out if isinstance(out, tuple) else (out,))
                       if hasattr(o, "nbytes"))
+        flops = None
+        if self.with_flops and cls is not None and cls.__name__ in _FLOPS:
+            flops = int(_FLOPS[cls.__name__](arrays, out))
         # fwd_thread: 0, but a node's backward has its forward's thread (when it ran here)
         rec = [name, (start - self._t0) / 1e3, (end - self._t0) / 1e3, shapes, _thread_id(),
                annotation, _user_stack() if self.with_stack else [], mem, seq,
-               self._fwd_threads.get(seq, 0) if cls is None and seq >= 0 else 0]
+               self._fwd_threads.get(seq, 0) if cls is None and seq >= 0 else 0, flops]
         self._raw.append(rec)
         if cls is not None:
             self._pending[cls] = rec

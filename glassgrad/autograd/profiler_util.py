@@ -289,11 +289,12 @@ class EventList(list):
         """PyTorch's text table: Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time
         avg, # of Calls, and Input Shapes when some event has them; sorted descending by the
         attribute ``sort_by`` names; at most ``row_limit`` rows (all when it is not positive);
-        CPU Mem and Self CPU Mem columns for a profile(profile_memory=True)."""
+        CPU Mem and Self CPU Mem columns for a profile(profile_memory=True), Total FLOPs (scaled
+        to the largest: KFLOPs, MFLOPs...) for with_flops=True."""
         from ._profiler_table import build_table
         return build_table(self, sort_by, row_limit, max_name_column_width,
                            max_shapes_column_width, header, top_level_events_only, time_unit,
-                           self._profile_memory)
+                           self._profile_memory, self._with_flops)
 
     def __str__(self) -> str:
         return self.table()
