@@ -277,6 +277,9 @@ def test_zero_cost_after_exit():
         assert all(c.__dict__.get("forward") is not before[c][0] for c in REGISTRY.values())
     assert not _Hooks.any_on and not _Hooks.profiling
     assert snapshot() == before
+    with pytest.raises(ValueError), glassgrad.autograd.profiler.profile():
+        raise ValueError  # an error in the block restores everything too
+    assert snapshot() == before and not _Hooks.any_on
 
 
 def test_profiled_values_and_grads_unchanged():
