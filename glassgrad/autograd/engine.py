@@ -189,8 +189,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
-        return _batched_grad(outputs, inputs_t, grad_outputs, create_graph, allow_unused,
-                             materialize_grads, retain_graph)
+        from .engine_batched import batched_grad  # NOTE: imports this module
+
+        return batched_grad(outputs, inputs_t, grad_outputs, create_graph, allow_unused,
+                            materialize_grads, retain_graph)
     seeds = _seeds(outputs, grad_outputs, "grad")
     captured = run(outputs, seeds, retain_graph, create_graph, inputs_t, accumulate=False,
                    user_retain=user_retain)
@@ -216,22 +218,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if not create_graph and _diag.called_by_user():
         _diag.mark_grad_constants(result)  # NOTE [Diagnostics]: the first-order MAML trap
     return tuple(result)
-
-
-def _batched_grad(outputs, inputs, grad_outputs, create_graph, allow_unused, materialize, retain):
-    if grad_outputs is None:
-        raise RuntimeError("is_grads_batched=True needs grad_outputs with a leading batch dim")
-    n = grad_outputs[0].shape[0]
-    rows = []
-    for k in range(n):
-        rows.append(grad(outputs, inputs, tuple(g[k] for g in grad_outputs), True, create_graph,
-                         allow_unused=allow_unused, materialize_grads=materialize))
-    from .. import ops
-
-    return tuple(
-        None if rows[0][j] is None else ops.shape.stack([r[j] for r in rows], 0)
-        for j in range(len(inputs))
-    )
 
 
 def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retain=False):
@@ -571,7 +557,9 @@ def _accumulate(variable, g, create_graph: bool) -> None:
         old._vc[0] += 1
     if variable._post_acc_hooks:
         for hook in list(variable._post_acc_hooks.values()):
-            hook(variable)
+            if hook(variable) is not None:
+                raise RuntimeError("hooks should return None.\nglassgrad: a post-accumulate-grad "
+                                   "hook works by side effect (e.g. an optimizer step).")
 
 
 def _exclusive(g, measure: bool = False):

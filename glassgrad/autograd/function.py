@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 
 from ..backend import xp
 from . import engine, forward_ad
@@ -66,6 +67,13 @@ class BackwardCFunction(FunctionCtx, Node):
     def apply(self, *grads):
         """Call the Function's backward with this ctx (``BackwardCFunction.apply``)."""
         return self._forward_cls.backward(self, *grads)
+
+    @property
+    def saved_variables(self) -> tuple:
+        """``saved_tensors`` under its old name, with torch's DeprecationWarning."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
 
     @property
     def needs_input_grad(self) -> tuple:
@@ -110,6 +118,15 @@ class BackwardCFunction(FunctionCtx, Node):
 def _zeros(meta):
     shape, np_dtype = meta
     return engine._Tensor._make(xp.zeros(shape, dtype=np_dtype))
+
+
+def _with_defaults(forward, args: tuple) -> tuple:
+    """``args`` with forward's defaults for the positional parameters not passed: the inputs
+    torch hands ``setup_context``."""
+    defaults = forward.__defaults__
+    bound = hasattr(forward, "__self__")  # a classmethod forward: cls is not an input
+    missing = forward.__code__.co_argcount - bound - len(args) if defaults else 0
+    return args + defaults[len(defaults) - missing:] if 0 < missing <= len(defaults) else args
 
 
 class Function:
@@ -181,7 +198,7 @@ class Function:
         with no_grad(), forward_ad.paused() if dual else contextlib.nullcontext():
             if cls.setup_context is not Function.setup_context:
                 outputs = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, outputs)
+                cls.setup_context(ctx, _with_defaults(cls.forward, args), outputs)
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
         # edges are taken before a dirty input gets this node as its new history

@@ -252,6 +252,11 @@ def jacobian(
             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
             'Otherwise, prefer to use "reverse-mode".'
         )
+    if strict and vectorize:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+            "supported together. Please either set `strict=False` or `vectorize=False`."
+        )
     if strategy == "forward-mode" and not vectorize:
         raise NotImplementedError(
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
@@ -337,7 +342,8 @@ def hessian(
         _check_requires_grad(jac, "jacobian", strict=strict)
         return jac
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict)
+    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
+                   vectorize=vectorize)
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 

@@ -49,10 +49,10 @@ class _HooksMeta(type):
 
     def __setattr__(cls, name, value):
         super().__setattr__(name, value)
-        if name in ("saved_tensor_hooks", "record_source", "grad_consts", "trace"):
+        if name in ("saved_tensor_hooks", "record_source", "grad_consts", "trace", "profiling"):
             super().__setattr__("watch_ops", bool(cls.grad_consts or cls.trace is not None))
             super().__setattr__("any_on", bool(cls.saved_tensor_hooks or cls.record_source
-                                               or cls.watch_ops))
+                                               or cls.watch_ops or cls.profiling))
 
 
 class _Hooks(metaclass=_HooksMeta):
@@ -62,10 +62,10 @@ class _Hooks(metaclass=_HooksMeta):
     # NOTE [Diagnostics] in diagnostics.py: nonzero only while something there is being watched
     grad_consts = 0  # live tensors marked as autograd.grad results taken without create_graph
     diagnose_backward = 0  # live retained graphs and nodes that read such constants
-    # NOTE [Tracing ops] in onnx/tracer.py: trace(cls, result, inputs, attrs) sees every op
-    trace = None
+    trace = None  # NOTE [Tracing ops] (onnx/tracer.py): trace(cls, result, inputs, attrs)
     watch_ops = False  # grad_consts or trace: ops that record nothing look at their inputs
-    any_on = False  # saved_tensor_hooks, record_source or watch_ops: NOTE [Fast path]'s one test
+    profiling = False  # NOTE [Profiling] in profiler.py: ops' forwards are wrapped and timed
+    any_on = False  # saved_tensor_hooks, record_source, watch_ops, profiling: the fast path's test
     forward_ad = None  # NOTE [Forward AD] in forward_ad.py: the op hook while a dual level is open
 
 
