@@ -1,9 +1,8 @@
 """The backward engine: ``backward`` and ``grad`` over the recorded graph (PyTorch's semantics).
 
-Walks are iterative (no recursion), so a chain of a million nodes is fine. Ready nodes run in reverse
-creation order, as PyTorch's engine runs them; leaves are reached through ``AccumulateGrad``.
-Broadcasting is undone here, in one place: each gradient is summed to its input's shape and cast to
-its dtype before it is delivered.
+Walks are iterative (a chain of a million nodes is fine). Ready nodes run in reverse creation
+order, as PyTorch's; leaves are reached through ``AccumulateGrad``. Broadcasting is undone here, in
+one place: each gradient is summed to its input's shape and cast to its dtype when delivered.
 
 NOTE [Freeing]: without ``retain_graph`` each node drops its saved tensors right after it runs and
 is marked freed; running it again raises "Trying to backward through the graph a second time". A
@@ -52,8 +51,7 @@ def _as_tuple(x):
     return tuple(x)
 
 
-def _is_edge(x) -> bool:
-    """A ``GradientEdge`` (graph_hooks' NamedTuple: the engine does not import it)."""
+def _is_edge(x) -> bool:  # a GradientEdge (graph_hooks' NamedTuple: the engine does not import it)
     return isinstance(x, tuple) and hasattr(x, "output_nr")
 
 
@@ -61,9 +59,7 @@ def _seeds(outputs, grad_outputs, what: str):
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     if len(grad_outputs) != len(outputs):
-        raise RuntimeError(
-            f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} outputs"
-        )
+        raise RuntimeError(f"{what}: got {len(grad_outputs)} gradients for {len(outputs)} outputs")
     seeds = []
     for i, (t, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(t, _Tensor):
@@ -77,10 +73,9 @@ def _seeds(outputs, grad_outputs, what: str):
             )
         if g is None:
             if t._array.dtype.kind == "c":
-                raise RuntimeError(
-                    "grad can be implicitly created only for real scalar outputs but got "
-                    f"torch.{t.dtype.name}\nglassgrad: reduce the complex output to a real loss "
-                    "first (e.g. output.abs().sum() or output.real), or pass gradient=.")
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got torch.{t.dtype.name}\nglassgrad: reduce it to a real "
+                                   "loss first (output.abs().sum(), output.real) or pass gradient=.")
             if t._array.size != 1:
                 raise RuntimeError(
                     "grad can be implicitly created only for scalar outputs\n"
@@ -103,8 +98,6 @@ def _seeds(outputs, grad_outputs, what: str):
 
 
 def _ones(arr):
-    import numpy as np
-
     return np.ones(arr.shape, dtype=arr.dtype)
 
 
@@ -200,9 +193,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs_t, captured)):
         if g is None:
             if materialize_grads and _is_edge(t):
-                raise RuntimeError(
-                    "materialize_grads cannot be used when the given input is a GradientEdge"
-                )
+                raise RuntimeError("materialize_grads cannot be used when the given input is a "
+                                   "GradientEdge")
             if materialize_grads:  # zeros, differentiable with create_graph (as torch's)
                 g = _Tensor._make(_ones(t._array) * 0)
                 g._requires_grad = create_graph
