@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import primitive
-from ..ops._linalg_check import check_matrix, result_type, write_out
+from ..ops._linalg_check import check_matrix, result_type, svd_finite, write_out
 from ..ops._names import scalar_type
 from ..ops.linalg import matmul
 from ..ops.linalg_factor import pinv
@@ -60,6 +60,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     if hermitian:
         s = np.abs(np.linalg.eigvalsh(a)) if a.size else np.zeros(a.shape[:-1], a.dtype)
     else:
+        svd_finite(a)
         s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(
             a.shape[:-2] + (min(a.shape[-2:]),), a.dtype)
     smax = s.max(-1, initial=0.0)
@@ -102,6 +103,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     rcond = eps * max(m, n) if rcond is None else rcond
     solution = matmul(pinv(A, rtol=rcond), rhs)
     dt = np.finfo(A._array.dtype).dtype  # singular values and residuals are real
+    svd_finite(A._array)
     s = np.linalg.svd(A._array, compute_uv=False) if A._array.size else np.zeros(
         A._array.shape[:-2] + (min(m, n),), dt)
     rank_arr = (s > rcond * s.max(-1, initial=0.0)[..., None]).sum(-1).astype(np.int64)

@@ -23,6 +23,16 @@ class LinAlgError(RuntimeError):
 LinAlgError.__module__ = "glassgrad.linalg"
 
 
+def svd_finite(a):
+    """PyTorch's error for a non-finite input to an SVD (also behind pinv, matrix_rank, lstsq and
+    the 2/nuclear norms). LAPACK's gesdd may never return on such input, so it is not called."""
+    if not np.isfinite(a).all():
+        raise LinAlgError(
+            "linalg.svd: The algorithm failed to converge because the input matrix contained "
+            "non-finite values.\nglassgrad: the matrix has NaN or Inf entries; find where they "
+            "come from (torch.autograd.set_detect_anomaly(True) names the op).")
+
+
 def result_type(name: str, fields: str):
     """A named tuple type standing for ``torch.return_types.<name>``."""
     cls = namedtuple(name, fields.split())

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
-from ._linalg_check import plain_arrays, check_float, check_matrix, result_type, write_out
+from ._linalg_check import (check_float, check_matrix, plain_arrays, result_type, svd_finite,
+                            write_out)
 from .primitive import Primitive
 
 
@@ -110,6 +111,7 @@ class Svd(Primitive):
                 u[..., range(m), range(m)] = 1
                 vh[..., range(n), range(n)] = 1
             return u, xp.zeros(batch + (k,), x.dtype), vh
+        svd_finite(x)
         u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
         return u, s, vh
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import primitive
-from ._linalg_check import plain_arrays, check_float, check_matrix, result_type, write_out
+from ._linalg_check import (check_float, check_matrix, plain_arrays, result_type, svd_finite,
+                            write_out)
 from .linalg_solve import solve_triangular
 from .primitive import Primitive
 
@@ -244,6 +245,7 @@ class Pinv(Primitive):
             w, v = xp.linalg.eigh(x)
             s, u, vt = xp.abs(w), v * xp.sign(w)[..., None, :], xp.swapaxes(v, -1, -2).conj()
         else:
+            svd_finite(x)
             u, s, vt = xp.linalg.svd(x, full_matrices=False)
         cutoff = xp.maximum(atol, rtol * s.max(-1))[..., None]
         with np.errstate(divide="ignore"):
