@@ -48,6 +48,7 @@ _STORAGE_DTYPES = {
     "BFloat16Storage": ml_dtypes.bfloat16, "LongStorage": np.int64, "IntStorage": np.int32,
     "ShortStorage": np.int16, "CharStorage": np.int8, "ByteStorage": np.uint8,
     "BoolStorage": np.bool_, "UntypedStorage": np.uint8,
+    "ComplexFloatStorage": np.complex64, "ComplexDoubleStorage": np.complex128,
 }
 _CUDA = ("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
          "False. If you are running on a CPU-only machine, please use torch.load with "
@@ -62,8 +63,7 @@ class CheckpointError(RuntimeError, ValueError):
 
 
 # NOTE: admitted as torch admits them, so that a file holding one is refused for its dtype
-_NO_TENSORS = {"ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128",
-               "ComplexHalfStorage": "complex32", "QInt8Storage": "qint8",
+_NO_TENSORS = {"ComplexHalfStorage": "complex32", "QInt8Storage": "qint8",
                "QUInt8Storage": "quint8", "QInt32Storage": "qint32"}
 
 

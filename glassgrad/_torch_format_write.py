@@ -32,7 +32,8 @@ _STORAGE_NAMES = {
     "float64": "DoubleStorage", "float32": "FloatStorage", "float16": "HalfStorage",
     "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
     "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage",
-    "bool": "BoolStorage",
+    "bool": "BoolStorage", "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
 }
 _PLAIN = (type(None), bool, int, float, str, bytes, complex, list, tuple, dict,
           collections.OrderedDict, set)

@@ -150,7 +150,7 @@ class _Encoder:
             # NOTE: a copy, as pickle makes one: views of one array load apart, as in torch;
             # in native byte order, as NumPy unpickles it
             copy = arr.astype(arr.dtype.newbyteorder("="))
-            if copy.dtype in dtypes._FROM_NP:
+            if copy.dtype in dtypes._FROM_NP and copy.dtype.kind != "c":
                 tag = {"ndarray": self.encode(Tensor._make(copy), path)["tensor"]}
             else:
                 raw = copy.reshape(-1).view(np.uint8)
@@ -210,7 +210,8 @@ def _storages(tensors: list[tuple[str, Tensor]]):
     arrays, table = {}, {}
     for members in groups.values():
         first_name, first = members[0][0], members[0][1]
-        if len({_layout(arr) for _, arr, _ in members}) == 1:
+        # safetensors has no complex dtype: a complex tensor is stored as bytes with its view
+        if len({_layout(arr) for _, arr, _ in members}) == 1 and first.dtype.kind != "c":
             arrays[first_name] = first if first.flags.c_contiguous else first.copy(order="C")
             for name, _, t in members:
                 table[name] = {"storage": first_name}

@@ -22,7 +22,17 @@ def _facts(s):
 def test_every_registered_schema_round_trips_as_torch():
     schemas = torch._C._jit_get_all_schemas()
     assert len(schemas) > 1000
-    wrong = [str(s) for s in schemas if _facts(glassgrad.parse_schema(str(s))) != _facts(s)]
+    readable = []
+    for s in schemas:
+        try:  # an extension registered in this process (torch.distributed's PyObject ops)
+            torch._C.parse_schema(str(s))  # may print what torch's own parser refuses
+        except RuntimeError:
+            with pytest.raises(RuntimeError, match="expected a type"):
+                glassgrad.parse_schema(str(s))
+            continue
+        readable.append(s)
+    assert len(readable) > 1000
+    wrong = [str(s) for s in readable if _facts(glassgrad.parse_schema(str(s))) != _facts(s)]
     assert not wrong, wrong[:5]
 
 

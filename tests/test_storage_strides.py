@@ -157,6 +157,9 @@ def _write_through(lib):
 
 
 def _storage_access(lib):
+    # both libraries warn once per process: start both from "not warned yet", whatever ran before
+    torch.storage._warn_typed_storage_removal.__dict__["has_warned"] = False
+    glassgrad._storage._WARNED.discard("typed")
     x = lib.arange(4.)
     s = x.untyped_storage()
     s[0] = 5
