@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ops import primitive
 from ..ops._util import cj
-from ..ops._linalg_check import check_matrix, check_same_dtype, result_type, write_out
+from ..ops._linalg_check import check_matrix, check_same_dtype, check_tensors, result_type, write_out
 from ..ops.linalg_factor import Lu, _check_lu, lu_factor_arrays, permutation
 from ..ops.linalg_solve import solve_triangular
 from ..ops.shape import cat
@@ -42,7 +42,8 @@ def _factor(op, A, pivot):
     _, lower, upper = Lu.apply(A)
     diag = np.diagonal(upper._array, 0, -2, -1)
     zero = diag == 0
-    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32) if diag.shape[-1] \
+        else np.zeros(diag.shape[:-1], np.int32)  # an empty matrix: no zero pivot to report
     return _pack(lower, upper), _const((piv + 1).astype(np.int32)), info
 
 
@@ -147,8 +148,11 @@ def householder_product(A, tau, *, out=None):
     of ``A (..., m, n)`` and scalars ``tau (..., k)`` (``torch.linalg.householder_product``, LAPACK
     orgqr); differentiable in both."""
     op = "torch.linalg.householder_product"
+    check_tensors("linalg_householder_product", ("input", A), ("tau", tau))
     if A._array.ndim < 2:
         raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
+    if tau._array.ndim < 1:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     m, n = A._array.shape[-2:]
     if m < n:
         raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to "
@@ -165,6 +169,12 @@ def householder_product(A, tau, *, out=None):
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     """``Q @ C`` (``Q^T``, or from the right) for ``Q`` of ``geqrf``'s Householder form
     ``(input, tau=input2)`` and ``C = input3`` (``torch.ormqr``), without forming ``Q``."""
+    check_tensors("ormqr", ("input", input), ("input2", input2), ("input3", input3))
+    for t, name in ((input, "input"), (input3, "other")):
+        if t._array.ndim < 2:
+            raise RuntimeError(f"torch.ormqr: {name} must have at least 2 dimensions.")
+    if input2._array.ndim < 1:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     check_same_dtype("torch.ormqr", input, input3, ("input", "other"))
     return write_out(_reflect(input, input2, input3, left, transpose), out, "ormqr")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import primitive
-from ..ops._linalg_check import check_matrix, result_type, svd_finite, write_out
+from ..ops._linalg_check import check_matrix, check_tensors, result_type, svd_finite, write_out
 from ..ops._names import scalar_type
 from ..ops.linalg import matmul
 from ..ops.linalg_factor import pinv
@@ -84,7 +84,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError(f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            "gelss)")
     driver = driver or "gelsy"
+    check_tensors("linalg_lstsq", ("self", A), ("b", B))
     check_matrix(op, A, square=False)
+    if B._array.ndim < 1:
+        raise RuntimeError(f"{op}: other must have at least 1 dimension.")
     if type(A._array) is not np.ndarray or type(B._array) is not np.ndarray:
         from ..ops.primitive import VmapFallback
 
@@ -122,6 +125,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices in the cheapest order (``torch.linalg.multi_dot``):
     the first may be 1-D (a row), the last 1-D (a column), the rest 2-D."""
+    check_tensors("linalg_multi_dot", ("tensors[]", tensors))
     tensors = list(tensors)
     k = len(tensors)
     if k < 2:
@@ -195,6 +199,7 @@ def tensorinv(A, ind=2, *, out=None):
 def tensorsolve(A, B, dims=None, *, out=None):
     """``X`` with ``tensordot(A, X, X.ndim) = B`` (``torch.linalg.tensorsolve``); ``dims`` of
     ``A`` are moved to the end first."""
+    check_tensors("linalg_tensorsolve", ("A", A), ("B", B))
     if dims is not None:
         nd = A._array.ndim
         dims = [d % nd for d in dims]
@@ -215,6 +220,7 @@ def vander(x, *, N=None):
     (``torch.linalg.vander``, increasing powers; ``N`` defaults to ``n``)."""
     from ..ops.shape import cat
 
+    check_tensors("linalg_vander", ("x", x))
     if x._array.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
     n = x._array.shape[-1] if N is None else N

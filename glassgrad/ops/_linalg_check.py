@@ -183,3 +183,24 @@ def plain_arrays(*arrays):
             from .primitive import VmapFallback
 
             raise VmapFallback("vmap: glassgrad runs this LAPACK kernel once per batch entry")
+
+
+def check_tensors(op: str, *named):
+    """PyTorch's TypeError for a list, number or NumPy array passed where ``op`` takes a Tensor:
+    ``named`` is ``(name, value)`` pairs in positional order (a list/tuple value is a sequence
+    of Tensors, checked element by element)."""
+    from ..tensor import Tensor
+
+    for k, (name, value) in enumerate(named):
+        if name.endswith("[]"):
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(f"{op}(): argument '{name[:-2]}' (position {k + 1}) must be tuple "
+                                f"of Tensors, not {type(value).__name__}")
+            for j, item in enumerate(value):
+                if not isinstance(item, Tensor):
+                    raise TypeError(f"expected Tensor as element {j} in argument {k}, but got "
+                                    f"{type(item).__name__}")
+        elif not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {k + 1}) must be Tensor, not "
+                            f"{type(value).__name__}\nglassgrad: convert the value first with "
+                            "glassgrad.tensor(value).")
