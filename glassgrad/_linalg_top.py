@@ -129,6 +129,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     if not compute_uv:
         from ._factories import zeros
 
+        check_matrix("svd", input, name="input", square=False, floating=False)
         m, n = input._array.shape[-2:]
         batch = tuple(input._array.shape[:-2])
         s = _la.svdvals(input)

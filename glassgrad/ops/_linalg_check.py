@@ -141,7 +141,11 @@ def potrf_info(a: np.ndarray, lower: bool = True) -> np.ndarray:
     out = np.zeros(flat.shape[0], np.int32)
     for k, m in enumerate(flat):
         potrf = lapack.get_lapack_funcs("potrf", (m,))
-        out[k] = max(potrf(m, lower=lower, clean=True)[1], 0)
+        c, info = potrf(m, lower=lower, clean=True)[:2]
+        # NOTE: reference LAPACK (and PyTorch's MKL) stops at a NaN pivot, OpenBLAS's potrf
+        # carries it on: the first NaN on the diagonal before any failure is the failing minor
+        nan = np.isnan(np.diagonal(c)[:info - 1 if info > 0 else None])
+        out[k] = int(np.argmax(nan)) + 1 if nan.any() else max(info, 0)
     return out.reshape(a.shape[:-2])
 
 
