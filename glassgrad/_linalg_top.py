@@ -263,6 +263,16 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     from .ops.linalg import mv
 
     check_tensors("addmv", ("input", input), ("mat", mat), ("vec", vec))
+    if mat._array.ndim == 2 and not mat._array.size and vec._array.ndim == 1 \
+            and input._array.ndim <= 1:
+        # NOTE: PyTorch's kernel returns beta * input as it is (not broadcast) for an empty mat
+        rows = mat._array.shape[0]
+        if input._array.ndim and input._array.shape[0] not in (1, rows) \
+                or mat._array.shape[1] != vec._array.shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, input.shape))}), "
+                               f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+        res = input.new_zeros(input.shape) if beta == 0 else input * beta
+        return write_out(res, out, "addmv")
     return write_out(_scaled_sum("addmv", input, mv(mat, vec), beta, alpha), out, "addmv")
 
 

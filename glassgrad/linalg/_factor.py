@@ -189,8 +189,11 @@ def geqrf(input, *, out=None):
 
     check_matrix("geqrf", input, name="input", square=False)
     a = input._array
-    flat = a.reshape((-1,) + a.shape[-2:])
     k = min(a.shape[-2:])
+    if not a.size:  # nothing to factor (NumPy cannot reshape an empty batch to -1)
+        res = Geqrf(_const(a.copy()), _const(np.zeros(a.shape[:-2] + (k,), a.dtype)))
+        return write_out(res, out, "geqrf")
+    flat = a.reshape((-1,) + a.shape[-2:])
     qr = np.empty_like(flat)
     tau = np.empty((flat.shape[0], k), a.dtype)
     for i, mat in enumerate(flat):

@@ -52,13 +52,19 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     """The numerical rank of ``A (..., m, n)`` -> int64 ``(...)``: singular values (absolute
     eigenvalues when ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.
     matrix_rank``); the older ``tol`` is an ``atol`` with ``rtol = 0``."""
-    check_matrix("linalg.matrix_rank", A, square=bool(hermitian))
+    # NOTE: PyTorch skips the square check of a hermitian A with no elements (its rank is 0)
+    check_matrix("linalg.matrix_rank", A, square=bool(hermitian) and A._array.size > 0)
     if tol is not None:
         atol, rtol = tol, 0.0
     rtol = _default_rtol(A, atol, rtol)
     a = A._array
     if hermitian:
-        s = np.abs(np.linalg.eigvalsh(a)) if a.size else np.zeros(a.shape[:-1], a.dtype)
+        if not a.size:
+            s = np.zeros(a.shape[:-2] + (min(a.shape[-2:]),), np.finfo(a.dtype).dtype)
+        elif not np.isfinite(a).all():  # no eigenvalues to trust: rank 0, as PyTorch's for Inf
+            s = np.full(a.shape[:-1], np.nan, np.finfo(a.dtype).dtype)
+        else:
+            s = np.abs(np.linalg.eigvalsh(a))
     else:
         svd_finite(a)
         s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(
@@ -221,8 +227,8 @@ def vander(x, *, N=None):
     from ..ops.shape import cat
 
     check_tensors("linalg_vander", ("x", x))
-    if x._array.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    if x._array.ndim < 1:  # NOTE: PyTorch's check lets a 0-d x through, as one element
+        x = x.reshape(1)
     n = x._array.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
