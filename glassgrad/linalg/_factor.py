@@ -127,6 +127,10 @@ def _reflect(A, tau, C, left, transpose):
     ``H_i = I - tau_i v_i v_i^H`` and ``v_i`` column ``i`` of ``A`` below the diagonal, 1 on it."""
     m = A._array.shape[-2]
     k = tau._array.shape[-1]
+    if not k and A._array.size and A.requires_grad:  # Q = I, still a function of A
+        from ..ops.elementwise import where
+
+        C = where(_const(np.ones(C._array.shape, bool)), C, A[..., :1, :1].expand(C.shape))
     order = range(k - 1, -1, -1) if left != transpose else range(k)
     for i in order:
         below = np.zeros(m, A._array.dtype)
@@ -250,6 +254,19 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
 
     check_matrix("torch.linalg.ldl_solve", LD, name="LD")
     check_same_dtype("torch.linalg.ldl_solve", LD, B, ("LD", "B"))
+    nd = B._array.ndim
+    if nd < 2:
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions" if not nd else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+    n = LD._array.shape[-1]
+    if B._array.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix "
+                           f"is {n} by {n} but each b matrix is {B._array.shape[-2]} by "
+                           f"{B._array.shape[-1]}")
+    if not B._array.size:
+        shape = np.broadcast_shapes(LD._array.shape[:-2], B._array.shape[:-2])
+        return write_out(_const(np.zeros(shape + B._array.shape[-2:], B._array.dtype)), out,
+                         "linalg_ldl_solve")
     shape = np.broadcast_shapes(LD._array.shape[:-2], B._array.shape[:-2])
     ld = np.broadcast_to(LD._array, shape + LD._array.shape[-2:]).reshape((-1,) + LD.shape[-2:])
     piv = np.broadcast_to(pivots._array, shape + pivots._array.shape[-1:]).reshape(
