@@ -105,6 +105,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     ``A`` is 2-D with a numeric ``ord`` and no ``dim``), else a vector norm (the 2-norm of all
     elements when both are None)."""
     op = "linalg.norm"
+    check_tensors("linalg_norm", ("input", A))
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) not in (1, 2):
