@@ -53,6 +53,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     eigenvalues when ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.
     matrix_rank``); the older ``tol`` is an ``atol`` with ``rtol = 0``."""
     # NOTE: PyTorch skips the square check of a hermitian A with no elements (its rank is 0)
+    check_tensors("linalg_matrix_rank", ("input", A))
     check_matrix("linalg.matrix_rank", A, square=bool(hermitian) and A._array.size > 0)
     if tol is not None:
         atol, rtol = tol, 0.0
