@@ -27,9 +27,9 @@ KNOWN = {}
 _LOGIT_NAN = "torch logit(eps) backward: NaN input -> 0 or NaN depending on vector loop position"
 KNOWN.update({("logit_eps", "nan_inf"): _LOGIT_NAN, ("logit_method", "nan_inf"): _LOGIT_NAN})
 # lane fixl (linalg): genuine differences of torch's kernels, not glassgrad bugs
-_LSTSQ_ASSERT = "torch's gelsy/gelsd driver hits an INTERNAL ASSERT (illegal LAPACK argument) on NaN/Inf"
-_HEEVD_NAN = "torch's MKL heevd fails to converge on NaN; LAPACK's (glassgrad's) eigh returns NaN"
-_MKL_QR_NAN = "NaN/Inf spread differently through MKL's blocked Householder kernels (geqrf/orgqr/ormqr)"
+_LSTSQ_ASSERT = "torch's lstsq drivers hit an INTERNAL ASSERT (illegal LAPACK argument) on NaN"
+_HEEVD_NAN = "torch's MKL heevd fails to converge on NaN; glassgrad's LAPACK eigh returns NaN"
+_MKL_QR_NAN = "NaN/Inf spread differently through MKL's blocked Householder kernels (geqrf...)"
 KNOWN.update({
     ("linalg.lstsq", "nan_inf"): _LSTSQ_ASSERT, ("linalg.lstsq_rank", "nan_inf"): _LSTSQ_ASSERT,
     ("linalg.lstsq_complex", "nan_inf"): _LSTSQ_ASSERT,

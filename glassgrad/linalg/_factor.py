@@ -9,7 +9,9 @@ import numpy as np
 
 from ..ops import primitive
 from ..ops._util import cj
-from ..ops._linalg_check import check_matrix, check_same_dtype, check_tensors, result_type, write_out
+from ..ops._linalg_check import (
+    check_matrix, check_same_dtype, check_tensors, result_type, write_out,
+)
 from ..ops.linalg_factor import Lu, _check_lu, lu_factor_arrays, permutation
 from ..ops.linalg_solve import solve_triangular
 from ..ops.shape import cat
