@@ -24,6 +24,11 @@ def _basis(A, q, niter, M):
     return basis
 
 
+def _need_matrix(A):
+    if A._array.ndim < 2:  # PyTorch's Python code unpacks A.shape[-2:] and fails the same way
+        raise ValueError(f"not enough values to unpack (expected 2, got {A._array.ndim})")
+
+
 def svd_lowrank(A, q=6, niter=2, M=None):
     """``(U, S, V)``, an approximate rank-``q`` SVD ``A - M ~ U diag(S) V^T`` of ``A (..., m,
     n)`` from ``niter`` subspace iterations (``torch.svd_lowrank``)."""
@@ -31,6 +36,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     niter = 2 if niter is None else niter
     if not A.is_floating_point():
         A = A.float()
+    _need_matrix(A)
     m, n = A._array.shape[-2:]
     if M is not None:
         M = M.broadcast_to(A.shape)
@@ -48,6 +54,11 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     """``(U, S, V)`` of the (centred, when ``center``) data ``A (..., m, n)``: principal
     directions ``V``, singular values ``S`` (``torch.pca_lowrank``); ``q`` defaults to
     ``min(6, m, n)``."""
+    from .tensor import Tensor
+
+    if not isinstance(A, Tensor):
+        raise TypeError(f"expected Tensor but got {type(A)}")
+    _need_matrix(A)
     m, n = A._array.shape[-2:]
     q = min(6, m, n) if q is None else q
     if not (isinstance(q, int) and 0 <= q <= min(m, n)):

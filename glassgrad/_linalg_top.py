@@ -8,7 +8,7 @@ from __future__ import annotations
 import warnings
 
 from . import linalg as _la
-from .ops._linalg_check import check_matrix, result_type, write_out
+from .ops._linalg_check import check_matrix, check_tensors, result_type, write_out
 from .ops.linalg_solve import logdet  # noqa: F401 - re-exported
 
 _warned: set = set()
@@ -129,6 +129,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     if not compute_uv:
         from ._factories import zeros
 
+        check_matrix("svd", input, name="input", square=False, floating=False)
         m, n = input._array.shape[-2:]
         batch = tuple(input._array.shape[:-2])
         s = _la.svdvals(input)
@@ -165,6 +166,7 @@ def matrix_power(input, n, *, out=None):
 
 def pinverse(input, rcond=1e-15):
     """``torch.pinverse``: ``torch.linalg.pinv(input, rtol=rcond)``."""
+    check_tensors("pinverse", ("input", input))
     return _la.pinv(input, rtol=rcond)
 
 
@@ -179,12 +181,14 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
 
 def orgqr(input, tau):
     """``torch.orgqr``: ``torch.linalg.householder_product``."""
+    check_tensors("orgqr", ("input", input), ("tau", tau))
     return _la.householder_product(input, tau)
 
 
 def chain_matmul(*matrices, out=None):
     """The product of 2-D ``matrices`` in the cheapest order (``torch.chain_matmul``, deprecated
     by PyTorch for ``torch.linalg.multi_dot``)."""
+    check_tensors("chain_matmul", ("matrices[]", matrices))
     if len(matrices) == 1:
         return write_out(matrices[0].clone(), out, "chain_matmul")
     return _la.multi_dot(matrices, out=out)
@@ -193,6 +197,7 @@ def chain_matmul(*matrices, out=None):
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of 1-D ``x`` (``torch.vander``): columns ``x^(N-1) ... x^0``, or
     increasing powers when ``increasing``."""
+    check_tensors("vander", ("x", x))
     if x._array.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x._array.shape[0] if N is None else N
@@ -208,11 +213,13 @@ def vander(x, N=None, increasing=False):
 
 def frobenius_norm(input, dim=(), keepdim=False, *, out=None):
     """``torch.frobenius_norm`` (kept by PyTorch for JIT): the 2-norm over ``dim``."""
+    check_tensors("frobenius_norm", ("input", input))
     return _la.vector_norm(input, 2, dim, keepdim, out=out)
 
 
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """``torch.nuclear_norm``: the sum of singular values over the last two dims (or ``dim``)."""
+    check_tensors("nuclear_norm", ("input", input))
     if isinstance(dim, bool):
         dim, keepdim = None, dim
     return _la.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, out=out)
@@ -221,14 +228,23 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
 def norm_except_dim(v, pow=2, dim=0):
     """The ``pow``-norm of ``v`` over every dim but ``dim``, kept as size-1 dims
     (``torch.norm_except_dim``, weight normalisation's helper); ``dim=-1`` is the whole norm."""
+    check_tensors("norm_except_dim", ("v", v))
     if dim == -1:
         return _la.vector_norm(v, pow)
+    nd = v._array.ndim
+    if nd == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
+                         f"but got {dim})")
+    dim %= nd
     dims = tuple(d for d in range(v._array.ndim) if d != dim)
     return _la.vector_norm(v, pow, dims, keepdim=True)
 
 
 def dist(input, other, p=2):
     """``||input - other||_p`` over all elements, broadcasting (``torch.dist``)."""
+    check_tensors("dist", ("input", input), ("other", other))
     return _la.vector_norm(input - other, p)
 
 
@@ -246,6 +262,17 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``)."""
     from .ops.linalg import mv
 
+    check_tensors("addmv", ("input", input), ("mat", mat), ("vec", vec))
+    if mat._array.ndim == 2 and not mat._array.size and vec._array.ndim == 1 \
+            and input._array.ndim <= 1:
+        # NOTE: PyTorch's kernel returns beta * input as it is (not broadcast) for an empty mat
+        rows = mat._array.shape[0]
+        if input._array.ndim and input._array.shape[0] not in (1, rows) \
+                or mat._array.shape[1] != vec._array.shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, input.shape))}), "
+                               f"mat ({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+        res = input.new_zeros(input.shape) if beta == 0 else input * beta
+        return write_out(res, out, "addmv")
     return write_out(_scaled_sum("addmv", input, mv(mat, vec), beta, alpha), out, "addmv")
 
 
@@ -253,6 +280,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)`` (``torch.addr``)."""
     from .ops.linalg import outer
 
+    check_tensors("addr", ("input", input), ("vec1", vec1), ("vec2", vec2))
     return write_out(_scaled_sum("addr", input, outer(vec1, vec2), beta, alpha), out, "addr")
 
 
@@ -260,6 +288,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])`` (``torch.addbmm``)."""
     from .ops.linalg import bmm
 
+    check_tensors("addbmm", ("input", input), ("batch1", batch1), ("batch2", batch2))
     product = bmm(batch1, batch2).sum(0)
     return write_out(_scaled_sum("addbmm", input, product, beta, alpha), out, "addbmm")
 

@@ -570,6 +570,9 @@ class Size(tuple):
         return f"glassgrad.Size({list(self)})"
 
     def __getitem__(self, key):
+        if isinstance(key, int) and not -len(self) <= key < len(self):
+            raise IndexError(f"tuple index out of range\nglassgrad: index {key} of a Size of "
+                             f"{len(self)} dims {list(self)}")  # torch.Size's (a tuple's) error
         out = tuple.__getitem__(self, key)
         return Size(out) if isinstance(key, slice) else out
 

@@ -9,7 +9,9 @@ import numpy as np
 
 from ..ops import primitive
 from ..ops._util import cj
-from ..ops._linalg_check import check_matrix, check_same_dtype, result_type, write_out
+from ..ops._linalg_check import (
+    check_matrix, check_same_dtype, check_tensors, result_type, write_out,
+)
 from ..ops.linalg_factor import Lu, _check_lu, lu_factor_arrays, permutation
 from ..ops.linalg_solve import solve_triangular
 from ..ops.shape import cat
@@ -42,7 +44,8 @@ def _factor(op, A, pivot):
     _, lower, upper = Lu.apply(A)
     diag = np.diagonal(upper._array, 0, -2, -1)
     zero = diag == 0
-    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32) if diag.shape[-1] \
+        else np.zeros(diag.shape[:-1], np.int32)  # an empty matrix: no zero pivot to report
     return _pack(lower, upper), _const((piv + 1).astype(np.int32)), info
 
 
@@ -126,6 +129,10 @@ def _reflect(A, tau, C, left, transpose):
     ``H_i = I - tau_i v_i v_i^H`` and ``v_i`` column ``i`` of ``A`` below the diagonal, 1 on it."""
     m = A._array.shape[-2]
     k = tau._array.shape[-1]
+    if not k and A._array.size and A.requires_grad:  # Q = I, still a function of A
+        from ..ops.elementwise import where
+
+        C = where(_const(np.ones(C._array.shape, bool)), C, A[..., :1, :1].expand(C.shape))
     order = range(k - 1, -1, -1) if left != transpose else range(k)
     for i in order:
         below = np.zeros(m, A._array.dtype)
@@ -147,8 +154,11 @@ def householder_product(A, tau, *, out=None):
     of ``A (..., m, n)`` and scalars ``tau (..., k)`` (``torch.linalg.householder_product``, LAPACK
     orgqr); differentiable in both."""
     op = "torch.linalg.householder_product"
+    check_tensors("linalg_householder_product", ("input", A), ("tau", tau))
     if A._array.ndim < 2:
         raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
+    if tau._array.ndim < 1:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     m, n = A._array.shape[-2:]
     if m < n:
         raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to "
@@ -165,6 +175,12 @@ def householder_product(A, tau, *, out=None):
 def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     """``Q @ C`` (``Q^T``, or from the right) for ``Q`` of ``geqrf``'s Householder form
     ``(input, tau=input2)`` and ``C = input3`` (``torch.ormqr``), without forming ``Q``."""
+    check_tensors("ormqr", ("input", input), ("input2", input2), ("input3", input3))
+    for t, name in ((input, "input"), (input3, "other")):
+        if t._array.ndim < 2:
+            raise RuntimeError(f"torch.ormqr: {name} must have at least 2 dimensions.")
+    if input2._array.ndim < 1:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     check_same_dtype("torch.ormqr", input, input3, ("input", "other"))
     return write_out(_reflect(input, input2, input3, left, transpose), out, "ormqr")
 
@@ -179,8 +195,11 @@ def geqrf(input, *, out=None):
 
     check_matrix("geqrf", input, name="input", square=False)
     a = input._array
-    flat = a.reshape((-1,) + a.shape[-2:])
     k = min(a.shape[-2:])
+    if not a.size:  # nothing to factor (NumPy cannot reshape an empty batch to -1)
+        res = Geqrf(_const(a.copy()), _const(np.zeros(a.shape[:-2] + (k,), a.dtype)))
+        return write_out(res, out, "geqrf")
+    flat = a.reshape((-1,) + a.shape[-2:])
     qr = np.empty_like(flat)
     tau = np.empty((flat.shape[0], k), a.dtype)
     for i, mat in enumerate(flat):
@@ -237,6 +256,19 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
 
     check_matrix("torch.linalg.ldl_solve", LD, name="LD")
     check_same_dtype("torch.linalg.ldl_solve", LD, B, ("LD", "B"))
+    nd = B._array.ndim
+    if nd < 2:
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions" if not nd else
+                         "Dimension out of range (expected to be in range of [-1, 0], but got -2)")
+    n = LD._array.shape[-1]
+    if B._array.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix "
+                           f"is {n} by {n} but each b matrix is {B._array.shape[-2]} by "
+                           f"{B._array.shape[-1]}")
+    if not B._array.size:
+        shape = np.broadcast_shapes(LD._array.shape[:-2], B._array.shape[:-2])
+        return write_out(_const(np.zeros(shape + B._array.shape[-2:], B._array.dtype)), out,
+                         "linalg_ldl_solve")
     shape = np.broadcast_shapes(LD._array.shape[:-2], B._array.shape[:-2])
     ld = np.broadcast_to(LD._array, shape + LD._array.shape[-2:]).reshape((-1,) + LD.shape[-2:])
     piv = np.broadcast_to(pivots._array, shape + pivots._array.shape[-1:]).reshape(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops import primitive
-from ..ops._linalg_check import check_matrix, result_type, svd_finite, write_out
+from ..ops._linalg_check import check_matrix, check_tensors, result_type, svd_finite, write_out
 from ..ops._names import scalar_type
 from ..ops.linalg import matmul
 from ..ops.linalg_factor import pinv
@@ -52,13 +52,20 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     """The numerical rank of ``A (..., m, n)`` -> int64 ``(...)``: singular values (absolute
     eigenvalues when ``hermitian``) above ``max(atol, rtol * s_max)`` (``torch.linalg.
     matrix_rank``); the older ``tol`` is an ``atol`` with ``rtol = 0``."""
-    check_matrix("linalg.matrix_rank", A, square=bool(hermitian))
+    # NOTE: PyTorch skips the square check of a hermitian A with no elements (its rank is 0)
+    check_tensors("linalg_matrix_rank", ("input", A))
+    check_matrix("linalg.matrix_rank", A, square=bool(hermitian) and A._array.size > 0)
     if tol is not None:
         atol, rtol = tol, 0.0
     rtol = _default_rtol(A, atol, rtol)
     a = A._array
     if hermitian:
-        s = np.abs(np.linalg.eigvalsh(a)) if a.size else np.zeros(a.shape[:-1], a.dtype)
+        if not a.size:
+            s = np.zeros(a.shape[:-2] + (min(a.shape[-2:]),), np.finfo(a.dtype).dtype)
+        elif not np.isfinite(a).all():  # no eigenvalues to trust: rank 0, as PyTorch's for Inf
+            s = np.full(a.shape[:-1], np.nan, np.finfo(a.dtype).dtype)
+        else:
+            s = np.abs(np.linalg.eigvalsh(a))
     else:
         svd_finite(a)
         s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(
@@ -84,7 +91,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError(f"{op}: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            "gelss)")
     driver = driver or "gelsy"
+    check_tensors("linalg_lstsq", ("self", A), ("b", B))
     check_matrix(op, A, square=False)
+    if B._array.ndim < 1:
+        raise RuntimeError(f"{op}: other must have at least 1 dimension.")
     if type(A._array) is not np.ndarray or type(B._array) is not np.ndarray:
         from ..ops.primitive import VmapFallback
 
@@ -122,6 +132,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices in the cheapest order (``torch.linalg.multi_dot``):
     the first may be 1-D (a row), the last 1-D (a column), the rest 2-D."""
+    check_tensors("linalg_multi_dot", ("tensors[]", tensors))
     tensors = list(tensors)
     k = len(tensors)
     if k < 2:
@@ -195,6 +206,7 @@ def tensorinv(A, ind=2, *, out=None):
 def tensorsolve(A, B, dims=None, *, out=None):
     """``X`` with ``tensordot(A, X, X.ndim) = B`` (``torch.linalg.tensorsolve``); ``dims`` of
     ``A`` are moved to the end first."""
+    check_tensors("linalg_tensorsolve", ("A", A), ("B", B))
     if dims is not None:
         nd = A._array.ndim
         dims = [d % nd for d in dims]
@@ -215,8 +227,9 @@ def vander(x, *, N=None):
     (``torch.linalg.vander``, increasing powers; ``N`` defaults to ``n``)."""
     from ..ops.shape import cat
 
-    if x._array.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    check_tensors("linalg_vander", ("x", x))
+    if x._array.ndim < 1:  # NOTE: PyTorch's check lets a 0-d x through, as one element
+        x = x.reshape(1)
     n = x._array.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")

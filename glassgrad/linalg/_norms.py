@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from ..ops._linalg_check import check_float, check_matrix, write_out
+from ..ops._linalg_check import check_float, check_matrix, check_tensors, write_out
 from ..ops._names import scalar_type
 from ..ops._util import cast, wrap_dim
 from ..ops.reduction import norm as _vector_norm
@@ -32,6 +32,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     nonzeros). RuntimeError for integer input (unless ``dtype`` is floating) and for an inf norm of
     an empty reduction; the gradient at 0 is 0."""
     op = "linalg.vector_norm"
+    check_tensors("linalg_vector_norm", ("input", x))
+    if dtype is not None and x._array.dtype.kind not in "fc":  # PyTorch checks before the cast
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type(x.dtype)}")
     if not isinstance(ord, Number) or isinstance(ord, bool):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
                         f"{type(ord).__name__}")
@@ -67,6 +71,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     ``'fro'``, ``'nuc'`` (sum of singular values), ``2``/``-2`` (largest/smallest singular value),
     ``1``/``-1`` (max/min column abs-sum), ``inf``/``-inf`` (max/min row abs-sum)."""
     op = "linalg.matrix_norm"
+    check_tensors("linalg_matrix_norm", ("input", A))
     if A._array.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     A = _cast_dtype(op, A, dtype)
@@ -82,10 +87,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         from ..ops.linalg_decomp import svdvals
 
         s = svdvals(x)
-        res = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        # NOTE: PyTorch's largest value of an empty set of norms is 0; the smallest raises
+        res = s.sum(-1) if ord == "nuc" or ord == 2 and not s._array.shape[-1] else (
+            s.amax(-1) if ord == 2 else s.amin(-1))
     else:
         sums = x.abs().sum(-2 if abs(ord) == 1 else -1)
-        res = sums.amax(-1) if ord > 0 else sums.amin(-1)
+        res = sums.sum(-1) if ord > 0 and not sums._array.shape[-1] else (
+            sums.amax(-1) if ord > 0 else sums.amin(-1))
     if keepdim:
         for d in sorted((d0, d1)):
             res = res.unsqueeze(d)
@@ -97,6 +105,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
     ``A`` is 2-D with a numeric ``ord`` and no ``dim``), else a vector norm (the 2-norm of all
     elements when both are None)."""
     op = "linalg.norm"
+    check_tensors("linalg_norm", ("input", A))
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None and len(dim) not in (1, 2):

@@ -31,4 +31,7 @@ def vecdot(x, y, *, dim=-1, out=None):
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The ``offset`` diagonal of the matrices in dims ``dim1``, ``dim2`` (the last two by
     default) as a view (``torch.linalg.diagonal``)."""
+    from ..ops._linalg_check import check_tensors
+
+    check_tensors("linalg_diagonal", ("A", A))
     return _diagonal.diagonal(A, offset, dim1, dim2)

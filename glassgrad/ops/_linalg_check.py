@@ -141,7 +141,11 @@ def potrf_info(a: np.ndarray, lower: bool = True) -> np.ndarray:
     out = np.zeros(flat.shape[0], np.int32)
     for k, m in enumerate(flat):
         potrf = lapack.get_lapack_funcs("potrf", (m,))
-        out[k] = max(potrf(m, lower=lower, clean=True)[1], 0)
+        c, info = potrf(m, lower=lower, clean=True)[:2]
+        # NOTE: reference LAPACK (and PyTorch's MKL) stops at a NaN pivot, OpenBLAS's potrf
+        # carries it on: the first NaN on the diagonal before any failure is the failing minor
+        nan = np.isnan(np.diagonal(c)[:info - 1 if info > 0 else None])
+        out[k] = int(np.argmax(nan)) + 1 if nan.any() else max(info, 0)
     return out.reshape(a.shape[:-2])
 
 
@@ -183,3 +187,24 @@ def plain_arrays(*arrays):
             from .primitive import VmapFallback
 
             raise VmapFallback("vmap: glassgrad runs this LAPACK kernel once per batch entry")
+
+
+def check_tensors(op: str, *named):
+    """PyTorch's TypeError for a list, number or NumPy array passed where ``op`` takes a Tensor:
+    ``named`` is ``(name, value)`` pairs in positional order (a list/tuple value is a sequence
+    of Tensors, checked element by element)."""
+    from ..tensor import Tensor
+
+    for k, (name, value) in enumerate(named):
+        if name.endswith("[]"):
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(f"{op}(): argument '{name[:-2]}' (position {k + 1}) must be tuple "
+                                f"of Tensors, not {type(value).__name__}")
+            for j, item in enumerate(value):
+                if not isinstance(item, Tensor):
+                    raise TypeError(f"expected Tensor as element {j} in argument {k}, but got "
+                                    f"{type(item).__name__}")
+        elif not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {k + 1}) must be Tensor, not "
+                            f"{type(value).__name__}\nglassgrad: convert the value first with "
+                            "glassgrad.tensor(value).")

@@ -273,6 +273,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The pseudo-inverse ``A+ (..., n, m)`` of ``A (..., m, n)`` (``torch.linalg.pinv``):
     singular values ``<= max(atol, rtol * s_max)`` are dropped; ``rtol`` defaults to
     ``eps * max(m, n)`` when neither is given (0 when only ``atol`` is)."""
+    from ._linalg_check import check_tensors
+
+    check_tensors("linalg_pinv", ("input", A))
     if A._array.ndim < 2 or A._array.dtype.kind not in "fc":
         from ._names import scalar_type
 

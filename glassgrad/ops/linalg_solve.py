@@ -44,7 +44,10 @@ class Cholesky(Primitive):
     def forward(xp, x, *, check_errors):
         plain_arrays(x)  # NOTE [Linalg under vmap] in ops/_linalg_check.py
         try:
-            return xp.linalg.cholesky(x)
+            res = xp.linalg.cholesky(x)
+            if not np.isnan(res).any() or not potrf_info(np.asarray(x)).any():
+                return res
+            raise np.linalg.LinAlgError  # a NaN pivot (NaN in A), as LAPACK's check sees it
         except np.linalg.LinAlgError:
             info = potrf_info(np.asarray(x))
             if check_errors:
@@ -127,7 +130,11 @@ def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False, out=No
         raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: '
                         '"upper"')
     check_matrix(op, A)
-    check_matrix(op, B, "B", square=False)
+    check_matrix(op, B, "B", square=False, floating=False)
+    if B._array.dtype.kind in "biu":  # PyTorch casts an integer B to A's dtype
+        from ._util import cast
+
+        B = cast(B, A._array.dtype)
     check_same_dtype(op, A, B)
     n = A._array.shape[-1]
     if (B._array.shape[-2] if left else B._array.shape[-1]) != n:
@@ -265,6 +272,8 @@ def solve(A, B, *, left=True, out=None):
     op = "linalg.solve"
     check_matrix(op, A)
     check_same_dtype(op, A, B)
+    if B._array.ndim < 1:
+        raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions.")
     n = A._array.shape[-1]
     vector = _vector_rhs(A, B)
     rhs = B.unsqueeze(-1) if vector else B
