@@ -293,6 +293,11 @@ def polar(abs, angle, *, out=None):  # noqa: A002 - torch's names
     """``abs * (cos(angle) + i sin(angle))`` (``torch.polar``), composed of differentiable ops."""
     from .elementwise import cos, sin
 
+    _need_tensor(abs, "polar")
+    _need_tensor(angle, "polar")
+    if not (abs.dtype.is_floating_point and angle.dtype.is_floating_point):
+        raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_scalar_name(abs.dtype)} and {_scalar_name(angle.dtype)}")
     result = complex(abs * cos(angle), abs * sin(angle))
     return _out(result, out)
 
