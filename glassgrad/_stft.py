@@ -70,6 +70,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     x = input
     hop = n_fft // 4 if hop_length is None else int(hop_length)
     win_length = n_fft if win_length is None else int(win_length)
+    if not isinstance(x, Tensor) or not (window is None or isinstance(window, Tensor)):
+        raise TypeError("stft() received an invalid combination of arguments - got "
+                        f"({type(x).__name__}, ..., window={type(window).__name__})\nglassgrad: "
+                        "input and window must be Tensors.")
     if return_complex is None:
         if not x.is_complex() and not (window is not None and window.is_complex()):
             raise RuntimeError(
@@ -95,6 +99,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                      f"return_complex={int(return_complex)}, align_to_window={align_to_window}")
     if x.ndim not in (1, 2):
         raise RuntimeError(f"{desc} : expected a 1D or 2D tensor")
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError(f"{desc} : expected a tensor of floating point or complex values")
     _check_sizes(desc, n_fft, hop, win_length, window, x.shape[-1])
     frames = 1 + (x.shape[-1] - n_fft) // hop
     index = (np.arange(frames)[:, None] * hop + np.arange(n_fft)[None, :])

@@ -570,10 +570,11 @@ class Size(tuple):
         return f"glassgrad.Size({list(self)})"
 
     def __getitem__(self, key):
-        if isinstance(key, int) and not -len(self) <= key < len(self):
+        try:
+            out = tuple.__getitem__(self, key)
+        except IndexError:
             raise IndexError(f"tuple index out of range\nglassgrad: index {key} of a Size of "
-                             f"{len(self)} dims {list(self)}")  # torch.Size's (a tuple's) error
-        out = tuple.__getitem__(self, key)
+                             f"{len(self)} dims {list(self)}.") from None
         return Size(out) if isinstance(key, slice) else out
 
     def __add__(self, other):

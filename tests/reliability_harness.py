@@ -316,7 +316,7 @@ def _in_glassgrad(filename: str) -> bool:
 def _np(t):
     t = t.detach()
     if isinstance(t, torch.Tensor):
-        t = t.resolve_neg().resolve_conj()  # torch's lazy .imag of a conj view has the neg bit
+        t = t.resolve_conj().resolve_neg()  # torch's lazy conj/neg views refuse .numpy()
         return t.to(torch.float64).numpy() if t.is_floating_point() else t.numpy()
     return t._array.astype(np.float64) if t.is_floating_point() else np.asarray(t._array)
 

@@ -45,6 +45,19 @@ KNOWN.update({
 # the as_strided family reads the storage itself: glassgrad's from_numpy of a negative-stride view
 # keeps NumPy's reversed buffer, where torch (whose from_numpy refuses negative strides) gets a copy
 _STORAGE_READERS = "as_strided reads the storage, which a negative-stride NumPy view reverses"
+# lane fixc (complex / fft / stft): genuine kernel differences
+_CX_INF = ("complex arithmetic on Inf/NaN parts: torch's vectorised complex kernels and NumPy's "
+           "give nan vs +-inf in different components (no C99 Annex G in either)")
+_FFT_NAN = ("MKL's FFT vs NumPy's pocketfft on NaN/Inf input: MKL leaves some bins (the exact-zero "
+            "imaginary parts of real transforms, its own butterfly order) finite where pocketfft "
+            "spreads NaN")
+_FROM_NUMPY_STRIDES = ("torch.from_numpy copies a negative-stride array and gives an empty one "
+                       "strides 0, so view_as_complex's stride check sees a different layout")
+KNOWN.update({(n, "nan_inf"): _CX_INF for n in (
+    "sgn_complex", "add_sub_complex", "pow_complex", "matmul_complex")})
+KNOWN.update({(n, "nan_inf"): _FFT_NAN for n in (
+    "fft.ifft_8_forward", "fft.fft_real_input", "fft.irfft2", "istft", "istft_method_length")})
+KNOWN.update({("view_as_complex", f): _FROM_NUMPY_STRIDES for f in ("negative_strides", "empty")})
 
 
 def _cases():

@@ -37,6 +37,15 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
 
 
 def _shift(input, dim, sign: int):
+    from ..ops._util import is_tensor
+
+    op = "fft_fftshift" if sign > 0 else "fft_ifftshift"
+    if not is_tensor(input):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if dim is None and input.ndim == 0:
+        raise RuntimeError(f"`shifts` required\nglassgrad: {op[4:]} of a 0-d tensor has no dim "
+                           "to shift.")
     dims = wrap_dims(dim, input.ndim, "fftshift")
     if not dims:
         return input.clone()

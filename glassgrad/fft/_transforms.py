@@ -117,13 +117,22 @@ def _write_out(result, out, op: str):
     return out
 
 
+def _nonempty(x, dims):
+    """torch's (MKL's) error for an empty tensor: a zero-size batch dim cannot be planned."""
+    if x._array.size == 0:
+        raise RuntimeError("MKL FFT error: Intel oneMKL DFTI ERROR: Inconsistent configuration "
+                           f"parameters\nglassgrad: an FFT over dims {list(dims)} of an empty "
+                           f"tensor of shape {list(x._array.shape)}.")
+    return x
+
+
 def _c2c(x, dims, sizes, norm, forward: bool):
-    x = fft_ops.resize(_as_complex(x), dims, sizes)
+    x = _nonempty(fft_ops.resize(_as_complex(x), dims, sizes), dims)
     return fft_ops.FftC2C.apply(x, dims=dims, norm=norm, forward=forward)
 
 
 def _r2c(x, dims, sizes, norm):
-    x = fft_ops.resize(x, dims, sizes)
+    x = _nonempty(fft_ops.resize(x, dims, sizes), dims)
     return fft_ops.FftR2C.apply(x, dims=dims, norm=norm, n_last=sizes[-1])
 
 
@@ -132,7 +141,7 @@ def _c2r(x, dims, sizes, norm, last_given: bool):
     n_last = sizes[-1] if last_given else 2 * (x._array.shape[dims[-1]] - 1)
     _points(n_last)
     half = tuple(sizes[:-1]) + (n_last // 2 + 1,)
-    x = fft_ops.resize(x, dims, half)
+    x = _nonempty(fft_ops.resize(x, dims, half), dims)
     return fft_ops.FftC2R.apply(x, dims=dims, norm=norm, n_last=n_last)
 
 

@@ -390,6 +390,12 @@ def pad(input, pad, mode: str = "constant", value=None):
         )
     if mode != "constant" and value not in (None, 0, 0.0):
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    k = len(pad) // 2
+    if mode in ("reflect", "replicate") and input.ndim in (k + 1, k + 2) and 0 in (
+            input.shape[1:] if input.ndim == k + 2 else input.shape):
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
+                           "batch size and other non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
     out = input
     for k in range(len(pad) // 2):
         dim = input.ndim - 1 - k

@@ -111,8 +111,9 @@ class Sgn(Primitive):
 
     @staticmethod
     def forward(xp, x):
-        if x.dtype.kind != "c":
-            return xp.sign(x)
+        if x.dtype.kind != "c":  # torch's sign(NaN) is 0 (as glassgrad.sign)
+            return xp.where(xp.isnan(x), 0, xp.sign(x)).astype(x.dtype) if x.dtype.kind == "f" \
+                else xp.sign(x)
         size = xp.abs(x)
         with np.errstate(invalid="ignore", divide="ignore"):
             return xp.where(size == 0, 0, x / xp.where(size == 0, 1, size)).astype(x.dtype)
@@ -143,6 +144,24 @@ class Complex(Primitive):
     @staticmethod
     def backward(grad):
         return real(grad), imag(grad)
+
+
+class Polar(Primitive):
+    """``abs * (cos(angle) + i sin(angle))``; torch's polar_backward (through ``sgn(result)``, so
+    a NaN or infinite modulus gives a NaN gradient as in torch)."""
+
+    node_name = "PolarBackward0"
+    saves = ("result",)
+
+    @staticmethod
+    def forward(xp, a, t):
+        pair = xp.stack(xp.broadcast_arrays(a * xp.cos(t), a * xp.sin(t)), -1)
+        return pair.view(_complex_of(pair.dtype))[..., 0]
+
+    @staticmethod
+    def backward(grad, result):
+        g = grad.conj()
+        return real(g * sgn(result)), real(g * (result * 1j))
 
 
 class ViewAsReal(Primitive):
@@ -291,9 +310,15 @@ def complex(real, imag, *, out=None):  # noqa: A001 - torch.complex
 
 def polar(abs, angle, *, out=None):  # noqa: A002 - torch's names
     """``abs * (cos(angle) + i sin(angle))`` (``torch.polar``), composed of differentiable ops."""
-    from .elementwise import cos, sin
-
-    result = complex(abs * cos(angle), abs * sin(angle))
+    _need_tensor(abs, "polar")
+    _need_tensor(angle, "polar")
+    if not (abs.dtype.is_floating_point and angle.dtype.is_floating_point):
+        raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_scalar_name(abs.dtype)} and {_scalar_name(angle.dtype)}")
+    if abs.dtype != angle.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_scalar_name(abs.dtype)} but got "
+                           f"scalar type {_scalar_name(angle.dtype)} for second argument")
+    result = Polar.apply(abs, angle)
     return _out(result, out)
 
 
