@@ -138,6 +138,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     in training. A 16-bit input gives its own dtype, as in PyTorch."""
     if training and is_tensor(input) and input.ndim >= 2:
         _verify_batch_size(input)
+    elif training and is_tensor(input) and input.ndim == 0:  # torch's size check indexes size[0]
+        raise IndexError("tuple index out of range\nglassgrad: batch_norm needs an (N, C, *) "
+                         f"input; got a 0-d {input.dtype} tensor")
     if is_tensor(input) and input.is_floating_point():
         _check_mixed("batch_norm", input, weight, bias, running_mean, running_var)
     if _half_input(input):  # the running statistics keep their dtype: updated in place
