@@ -26,6 +26,11 @@ KNOWN = {}
 # glassgrad gives NaN everywhere, so the 24-element sample differs
 _LOGIT_NAN = "torch logit(eps) backward: NaN input -> 0 or NaN depending on vector loop position"
 KNOWN.update({("logit_eps", "nan_inf"): _LOGIT_NAN, ("logit_method", "nan_inf"): _LOGIT_NAN})
+# lane fixm: torch's clamp(x, min, max) backward with a scalar (0-d or Python) x that the bound
+# tensors broadcast to (3, 4) fails on its own shapes ("output with shape [4] doesn't match the
+# broadcast shape [3, 4]"); glassgrad's gradients equal torch's for x expanded first
+_CLAMP_BCAST = "torch's clamp backward fails for a scalar input broadcast by min/max tensors"
+KNOWN.update({("clamp_tensors", "zero_d"): _CLAMP_BCAST, ("clamp_tensors", "python_values"): _CLAMP_BCAST})
 # the as_strided family reads the storage itself: glassgrad's from_numpy of a negative-stride view
 # keeps NumPy's reversed buffer, where torch (whose from_numpy refuses negative strides) gets a copy
 _STORAGE_READERS = "as_strided reads the storage, which a negative-stride NumPy view reverses"
