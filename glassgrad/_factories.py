@@ -218,6 +218,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
             "nested lists of numbers, arrays or tensors; for an empty tensor use tensor([]) or "
             "glassgrad.empty(size)."
         )
+    if dtype is not None and not isinstance(dtype, dtypes.dtype):
+        raise TypeError(f"tensor(): argument 'dtype' must be torch.dtype, not "
+                        f"{type(dtype).__module__}.{type(dtype).__qualname__}\nglassgrad: pass a "
+                        "glassgrad dtype (glassgrad.float64, ...), not a NumPy or Python type.")
     arr = _infer_array(data, dtype)
     if requires_grad and arr.dtype.kind not in "fc" and arr.dtype != dtypes.bfloat16.np:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

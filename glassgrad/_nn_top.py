@@ -95,7 +95,17 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
-    """``torch.binary_cross_entropy_with_logits``: int ``reduction``, ``pos_weight`` 4th."""
+    """``torch.binary_cross_entropy_with_logits``: int ``reduction``, ``pos_weight`` 4th; shapes
+    that differ get torch's broadcast errors (this one has no F's size check)."""
+    if hasattr(input, "shape") and hasattr(target, "shape") and input.shape != target.shape:
+        from .ops._forward_errors import broadcast_shapes
+
+        op = "binary_cross_entropy_with_logits"
+        shape = broadcast_shapes(op, input.shape, target.shape)
+        small = input.shape if tuple(input.shape) != tuple(shape) else target.shape
+        raise RuntimeError(f"output with shape {list(small)} doesn't match the broadcast shape "
+                           f"{list(shape)}\nglassgrad: {op} takes input and target of one shape; "
+                           f"got {list(input.shape)} and {list(target.shape)}")
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(
         reduction), pos_weight=pos_weight)
 
