@@ -21,31 +21,51 @@ def _reduction(reduction) -> str:
     return _REDUCTIONS[int(reduction)] if reduction in (1, 2) else "none"
 
 
+def _tensor_args(op: str, **named) -> None:
+    """torch's TypeError for an optional Tensor argument given as something else (an array)."""
+    for name, (position, value) in named.items():
+        if value is not None and not hasattr(value, "_array"):
+            kind = type(value)
+            what = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__}.{kind.__name__}"
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {what}")
+
+
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                cudnn_enabled):
     """``torch.batch_norm``: ``F.batch_norm`` with torch's top-level argument order."""
+    from .nn._functional_layers import check_channel_args
+
+    check_channel_args(input, running_mean=running_mean, running_var=running_var, weight=weight,
+                       bias=bias)
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
                   cudnn_enabled):
     """``torch.instance_norm``: ``F.instance_norm`` with torch's top-level argument order."""
+    _tensor_args("instance_norm", weight=(2, weight), bias=(3, bias), running_mean=(4, running_mean),
+                 running_var=(5, running_var))
     return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
                            momentum, eps)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     """``torch.layer_norm`` (``F.layer_norm`` plus torch's ignored ``cudnn_enable``)."""
+    _tensor_args("layer_norm", weight=(3, weight), bias=(4, bias))
     return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     """``torch.group_norm`` (``F.group_norm`` plus torch's ignored ``cudnn_enabled``)."""
+    _tensor_args("group_norm", weight=(3, weight), bias=(4, bias))
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``torch.rms_norm`` (``F.rms_norm``)."""
+    _tensor_args("rms_norm", weight=(3, weight))
     return F.rms_norm(input, normalized_shape, weight, eps)
 
 
