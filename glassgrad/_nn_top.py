@@ -189,6 +189,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     """``torch.cosine_embedding_loss`` (int ``reduction``)."""
+    _tensor_args("cosine_embedding_loss", input1=(1, input1), input2=(2, input2),
+                 target=(3, target))
     return F.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction(reduction))
 
@@ -201,6 +203,10 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
 def kl_div(input, target, reduction=1, log_target=False):
     """``torch.kl_div`` (int ``reduction``; 1 is an elementwise mean, as torch's top level, which
     gives no warning about 'batchmean')."""
+    _tensor_args("kl_div", input=(1, input), target=(2, target))
+    if any(t._array.dtype.kind in "biu" for t in (input, target)):
+        raise RuntimeError(f"kl_div: Integral inputs not supported.\nglassgrad: kl_div got "
+                           f"{input.dtype} and {target.dtype}; convert them with .float()")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
@@ -208,6 +214,8 @@ def kl_div(input, target, reduction=1, log_target=False):
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     """``torch.margin_ranking_loss`` (int ``reduction``)."""
+    _tensor_args("margin_ranking_loss", input1=(1, input1), input2=(2, input2),
+                 target=(3, target))
     return F.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction(reduction))
 
@@ -221,6 +229,8 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
                         reduction=1):
     """``torch.triplet_margin_loss`` (int ``reduction``)."""
+    _tensor_args("triplet_margin_loss", anchor=(1, anchor), positive=(2, positive),
+                 negative=(3, negative))
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction(reduction))
 
@@ -229,6 +239,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     """``torch.convolution``: ``conv{1,2,3}d`` or ``conv_transpose{1,2,3}d`` by ``weight``'s dims
     and ``transposed``, every argument required."""
+    _tensor_args("convolution", input=(1, input), weight=(2, weight), bias=(3, bias))
     nd = weight.ndim - 2
     if nd not in (1, 2, 3):
         raise RuntimeError(
