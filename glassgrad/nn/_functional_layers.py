@@ -360,7 +360,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     if scale_grad_by_freq:
         raise NotImplementedError("glassgrad: embedding(scale_grad_by_freq=True)")
     idx = input._array
+    if is_tensor(weight) and weight.ndim != 2:
+        raise RuntimeError(f"'weight' must be 2-D\nglassgrad: embedding takes a (num_embeddings, "
+                           f"embedding_dim) weight; got shape {list(weight.shape)}")
     num = weight.shape[0]
+    if idx.size and not num:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive\nglassgrad: "
+                           f"embedding's weight {list(weight.shape)} has no rows to select")
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
     if padding_idx is not None:
