@@ -218,9 +218,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
             "nested lists of numbers, arrays or tensors; for an empty tensor use tensor([]) or "
             "glassgrad.empty(size)."
         )
-    if isinstance(dtype, np.dtype):  # a NumPy dtype where PyTorch takes its own
-        raise TypeError(f"tensor(): argument 'dtype' must be glassgrad.dtype, not "
-                        f"{type(dtype).__module__}.{type(dtype).__qualname__}")
+    if dtype is not None and not isinstance(dtype, dtypes.dtype):
+        raise TypeError(f"tensor(): argument 'dtype' must be torch.dtype, not "
+                        f"{type(dtype).__module__}.{type(dtype).__qualname__}\nglassgrad: pass a "
+                        "glassgrad dtype (glassgrad.float64, ...), not a NumPy or Python type.")
     arr = _infer_array(data, dtype)
     if requires_grad and arr.dtype.kind not in "fc" and arr.dtype != dtypes.bfloat16.np:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
@@ -292,25 +293,33 @@ def empty(*args, size=None, dtype=None, device=None, requires_grad=False, **kwar
     return _finish(np.zeros(_size_kw("empty", args, size), dtype=_dt(dtype)), requires_grad)
 
 
-def _like(input, dtype):
+def _like(input, dtype, op="zeros_like"):
+    if not hasattr(input, "_array"):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{_type_name(input)}")
     return input._array.shape, (dtype.np if dtype is not None else input._array.dtype)
+
+
+def _type_name(value) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "zeros_like")
     return _finish(np.zeros(shape, dtype=dt), requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "ones_like")
     return _finish(np.ones(shape, dtype=dt), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "full_like")
     return _finish(np.full(shape, _fill_value(fill_value, dt, shape)), requires_grad)
 
 
@@ -520,7 +529,7 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, re
               memory_format=None):
     """``rand`` of ``input``'s shape and dtype (``torch.rand_like``), with input's strides
     where torch keeps them (so a transposed input gets torch's numbers in torch's places)."""
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "rand_like")
     _floating(dt, "check_uniform_bounds")
     out = _strided_like(input, dt)
     if out is not None:
@@ -532,7 +541,7 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                requires_grad=False, memory_format=None):
     """``randn`` of ``input``'s shape and dtype (``torch.randn_like``), with input's strides
     where torch keeps them."""
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "randn_like")
     _floating(dt, "normal_kernel_cpu")
     out = _strided_like(input, dt)
     if out is not None:
@@ -545,7 +554,7 @@ def randint_like(input, low, high=None, *, generator=None, dtype=None, layout=No
     """``randint`` of ``input``'s shape and dtype (``torch.randint_like``)."""
     if high is None:
         low, high = 0, low
-    shape, dt = _like(input, dtype)
+    shape, dt = _like(input, dtype, "randint_like")
     _check_range(low, high, "randint_like", dt)
     return _finish(_rng(generator).integers(shape, dt, low, high), requires_grad)
 

@@ -21,31 +21,51 @@ def _reduction(reduction) -> str:
     return _REDUCTIONS[int(reduction)] if reduction in (1, 2) else "none"
 
 
+def _tensor_args(op: str, **named) -> None:
+    """torch's TypeError for an optional Tensor argument given as something else (an array)."""
+    for name, (position, value) in named.items():
+        if value is not None and not hasattr(value, "_array"):
+            kind = type(value)
+            what = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__}.{kind.__name__}"
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {what}")
+
+
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                cudnn_enabled):
     """``torch.batch_norm``: ``F.batch_norm`` with torch's top-level argument order."""
+    from .nn._functional_layers import check_channel_args
+
+    check_channel_args(input, running_mean=running_mean, running_var=running_var, weight=weight,
+                       bias=bias)
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
                   cudnn_enabled):
     """``torch.instance_norm``: ``F.instance_norm`` with torch's top-level argument order."""
+    _tensor_args("instance_norm", weight=(2, weight), bias=(3, bias), running_mean=(4, running_mean),
+                 running_var=(5, running_var))
     return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
                            momentum, eps)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     """``torch.layer_norm`` (``F.layer_norm`` plus torch's ignored ``cudnn_enable``)."""
+    _tensor_args("layer_norm", weight=(3, weight), bias=(4, bias))
     return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     """``torch.group_norm`` (``F.group_norm`` plus torch's ignored ``cudnn_enabled``)."""
+    _tensor_args("group_norm", weight=(3, weight), bias=(4, bias))
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``torch.rms_norm`` (``F.rms_norm``)."""
+    _tensor_args("rms_norm", weight=(3, weight))
     return F.rms_norm(input, normalized_shape, weight, eps)
 
 
@@ -95,7 +115,17 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
-    """``torch.binary_cross_entropy_with_logits``: int ``reduction``, ``pos_weight`` 4th."""
+    """``torch.binary_cross_entropy_with_logits``: int ``reduction``, ``pos_weight`` 4th; shapes
+    that differ get torch's broadcast errors (this one has no F's size check)."""
+    if hasattr(input, "shape") and hasattr(target, "shape") and input.shape != target.shape:
+        from .ops._forward_errors import broadcast_shapes
+
+        op = "binary_cross_entropy_with_logits"
+        shape = broadcast_shapes(op, input.shape, target.shape)
+        small = input.shape if tuple(input.shape) != tuple(shape) else target.shape
+        raise RuntimeError(f"output with shape {list(small)} doesn't match the broadcast shape "
+                           f"{list(shape)}\nglassgrad: {op} takes input and target of one shape; "
+                           f"got {list(input.shape)} and {list(target.shape)}")
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(
         reduction), pos_weight=pos_weight)
 
@@ -159,6 +189,8 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     """``torch.cosine_embedding_loss`` (int ``reduction``)."""
+    _tensor_args("cosine_embedding_loss", input1=(1, input1), input2=(2, input2),
+                 target=(3, target))
     return F.cosine_embedding_loss(input1, input2, target, margin,
                                    reduction=_reduction(reduction))
 
@@ -171,6 +203,10 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
 def kl_div(input, target, reduction=1, log_target=False):
     """``torch.kl_div`` (int ``reduction``; 1 is an elementwise mean, as torch's top level, which
     gives no warning about 'batchmean')."""
+    _tensor_args("kl_div", input=(1, input), target=(2, target))
+    if any(t._array.dtype.kind in "biu" for t in (input, target)):
+        raise RuntimeError(f"kl_div: Integral inputs not supported.\nglassgrad: kl_div got "
+                           f"{input.dtype} and {target.dtype}; convert them with .float()")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
@@ -178,6 +214,8 @@ def kl_div(input, target, reduction=1, log_target=False):
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     """``torch.margin_ranking_loss`` (int ``reduction``)."""
+    _tensor_args("margin_ranking_loss", input1=(1, input1), input2=(2, input2),
+                 target=(3, target))
     return F.margin_ranking_loss(input1, input2, target, margin,
                                  reduction=_reduction(reduction))
 
@@ -191,6 +229,8 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
                         reduction=1):
     """``torch.triplet_margin_loss`` (int ``reduction``)."""
+    _tensor_args("triplet_margin_loss", anchor=(1, anchor), positive=(2, positive),
+                 negative=(3, negative))
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                  reduction=_reduction(reduction))
 
@@ -199,6 +239,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     """``torch.convolution``: ``conv{1,2,3}d`` or ``conv_transpose{1,2,3}d`` by ``weight``'s dims
     and ``transposed``, every argument required."""
+    _tensor_args("convolution", input=(1, input), weight=(2, weight), bias=(3, bias))
     nd = weight.ndim - 2
     if nd not in (1, 2, 3):
         raise RuntimeError(

@@ -42,6 +42,17 @@ KNOWN.update({
     ("addmv", "empty"): "torch's addmv backward for an empty mat raises its own size mismatch "
                         "(its forward returns beta * input unbroadcast, which glassgrad matches)",
 })
+# lane fixm: torch's clamp(x, min, max) backward with a scalar (0-d or Python) x that the bound
+# tensors broadcast to (3, 4) fails on its own shapes ("output with shape [4] doesn't match the
+# broadcast shape [3, 4]"); glassgrad's gradients equal torch's for x expanded first
+_CLAMP_BCAST = "torch's clamp backward fails for a scalar input broadcast by min/max tensors"
+KNOWN.update({("clamp_tensors", "zero_d"): _CLAMP_BCAST, ("clamp_tensors", "python_values"): _CLAMP_BCAST})
+# lane fixm: torch's U/W (and shifted), Laguerre and Legendre kernels return an uninitialised
+# value for a NaN x of degree >= 2 (0, 6.9e-310, -5.5e303, 1 seen run to run); glassgrad gives NaN
+_POLY_NAN = "torch's U/W/L/P polynomial kernels return garbage for a NaN x of degree >= 2"
+KNOWN.update({(p, "nan_inf"): _POLY_NAN for p in (
+    "chebyshev_polynomial_u", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_w", "laguerre_polynomial_l", "legendre_polynomial_p")})
 # the as_strided family reads the storage itself: glassgrad's from_numpy of a negative-stride view
 # keeps NumPy's reversed buffer, where torch (whose from_numpy refuses negative strides) gets a copy
 _STORAGE_READERS = "as_strided reads the storage, which a negative-stride NumPy view reverses"

@@ -167,6 +167,9 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
     stays NaN."""
     if inplace:
         return threshold_(input, threshold, value)
+    if (is_tensor(input) and input._array.dtype.kind in "iu" and isinstance(value, float)
+            and not isinstance(value, bool)):
+        value = int(value)  # torch casts value to an integer input's dtype (the result keeps it)
     return where(input <= threshold, value, input)
 
 

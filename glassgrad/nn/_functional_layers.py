@@ -138,6 +138,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     in training. A 16-bit input gives its own dtype, as in PyTorch."""
     if training and is_tensor(input) and input.ndim >= 2:
         _verify_batch_size(input)
+    elif training and is_tensor(input) and input.ndim == 0:  # torch's size check indexes size[0]
+        raise IndexError("tuple index out of range\nglassgrad: batch_norm needs an (N, C, *) "
+                         f"input; got a 0-d {input.dtype} tensor")
+    check_channel_args(input, running_mean=running_mean, running_var=running_var, weight=weight,
+                       bias=bias)
     if is_tensor(input) and input.is_floating_point():
         _check_mixed("batch_norm", input, weight, bias, running_mean, running_var)
     if _half_input(input):  # the running statistics keep their dtype: updated in place
@@ -145,6 +150,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return _batch_norm(*_widen(input), *stats, *_widen(weight, bias), training, momentum,
                            eps).to(input.dtype)
     return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def check_channel_args(input, **named) -> None:
+    """torch's batch_norm check: each per-channel tensor holds C = input.shape[1] values (0 for
+    an input of under two dims)."""
+    if not is_tensor(input):
+        return
+    c = input.shape[1] if input.ndim >= 2 else 0
+    for name, t in named.items():
+        if is_tensor(t) and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
 
 
 def _verify_batch_size(input) -> None:
@@ -252,6 +268,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}"
         )
+    _check_affine_shape(normalized_shape, weight=weight, bias=bias)
     out = _normalize_last(input, tuple(range(input.ndim - k, input.ndim)), eps)
     if weight is not None:
         out = out * weight
@@ -260,11 +277,23 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return out
 
 
+def _check_affine_shape(normalized_shape, **affine) -> None:
+    """torch's check that layer_norm's/rms_norm's weight and bias have ``normalized_shape``."""
+    for name, t in affine.items():
+        if is_tensor(t) and tuple(t.shape) != tuple(normalized_shape):
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(normalized_shape)}")
+
+
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing dims (``torch.nn.functional.rms_norm``)."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     k = len(tuple(normalized_shape))
+    if is_tensor(input) and input.ndim < k:
+        raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input.ndim}")
+    _check_affine_shape(tuple(normalized_shape), weight=weight)
     if eps is None:
         eps = float(np.finfo(input._array.dtype).eps)
     dims = tuple(range(input.ndim - k, input.ndim))
@@ -331,7 +360,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     if scale_grad_by_freq:
         raise NotImplementedError("glassgrad: embedding(scale_grad_by_freq=True)")
     idx = input._array
+    if is_tensor(weight) and weight.ndim != 2:
+        raise RuntimeError(f"'weight' must be 2-D\nglassgrad: embedding takes a (num_embeddings, "
+                           f"embedding_dim) weight; got shape {list(weight.shape)}")
     num = weight.shape[0]
+    if idx.size and not num:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive\nglassgrad: "
+                           f"embedding's weight {list(weight.shape)} has no rows to select")
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
     if padding_idx is not None:

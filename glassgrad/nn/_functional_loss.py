@@ -321,6 +321,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})"
         )
+    _check_bce_target(input, target)
     if (weight is None and pos_weight is None and not target._requires_grad
             and _fusable(input, target, reduction)):  # one op (ops/fused_loss.py)
         return BinaryCrossEntropyWithLogits.apply(input, target, reduction=reduction)
@@ -331,6 +332,22 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+def _check_bce_target(input, target) -> None:
+    """torch's ``(1 - target).mul_(input)`` refuses an integer or bool target of a float input."""
+    kind = target._array.dtype.kind if is_tensor(target) else "f"
+    if not (is_tensor(input) and input.is_floating_point()) or kind not in "iub":
+        return
+    from ..ops._names import scalar_type
+
+    hint = (f"\nglassgrad: binary_cross_entropy_with_logits takes a floating target like the "
+            f"{input.dtype} input; got {target.dtype} (convert it with .to(input.dtype))")
+    if kind == "b":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead." + hint)
+    raise RuntimeError(f"result type {scalar_type(input.dtype)} can't be cast to the desired "
+                       f"output type {scalar_type(target.dtype)}" + hint)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",

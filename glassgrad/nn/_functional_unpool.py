@@ -43,6 +43,9 @@ def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nd,
     name = f"max_unpooling{kernel_nd}d"
     if not isinstance(input, Tensor) or not isinstance(indices, Tensor):
         raise TypeError(f"max_unpool{nd}d(): input and indices must be Tensors")
+    if input.ndim < nd:  # torch's output-size code indexes input.size()[-nd:] first
+        raise IndexError(f"tuple index out of range\nglassgrad: max_unpool{nd}d needs an input "
+                         f"with {nd} spatial dims; got shape {list(input.shape)}")
     batched_dims = kernel_nd + 2
     in_dims = input.ndim + (kernel_nd - nd)
     if in_dims not in (batched_dims - 1, batched_dims):

@@ -362,7 +362,10 @@ rad2deg.__doc__ = "Radians to degrees elementwise (``torch.rad2deg``); integers 
 
 def positive(input):
     """``input`` itself (``torch.positive``, unary ``+``); a bool tensor raises as PyTorch."""
-    if is_tensor(input) and input._array.dtype == np.bool_:
+    if not is_tensor(input):
+        raise TypeError(f"positive(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input._array.dtype == np.bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.\nglassgrad: "
                            "use the tensor itself, or convert it with .int().")
     return input

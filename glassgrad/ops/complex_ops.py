@@ -111,9 +111,10 @@ class Sgn(Primitive):
 
     @staticmethod
     def forward(xp, x):
-        if x.dtype.kind != "c":  # torch's sign(NaN) is 0 (as glassgrad.sign)
-            return xp.where(xp.isnan(x), 0, xp.sign(x)).astype(x.dtype) if x.dtype.kind == "f" \
-                else xp.sign(x)
+        if x.dtype.kind != "c":  # torch's sign: 0 for NaN (NumPy's is NaN)
+            out = xp.sign(x)
+            return xp.where(out != out, xp.zeros((), out.dtype), out) if out.dtype.kind == "f" \
+                else out
         size = xp.abs(x)
         with np.errstate(invalid="ignore", divide="ignore"):
             return xp.where(size == 0, 0, x / xp.where(size == 0, 1, size)).astype(x.dtype)

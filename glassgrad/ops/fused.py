@@ -224,7 +224,8 @@ def _tensor_rule(cls, grad, saved, attrs):
 
 
 class LogSoftmax(Primitive):
-    """``x - logsumexp(x, dim)`` in one kernel (rows of ``-inf`` stay ``-inf``/NaN as there)."""
+    """``x - logsumexp(x, dim)`` in one kernel: a row whose max is not finite (a NaN, a ``+inf``,
+    all ``-inf``) is NaN throughout, as in PyTorch's kernel (``x - max`` is NaN there)."""
 
     saves = ("result",)
 
@@ -232,10 +233,8 @@ class LogSoftmax(Primitive):
     def forward(xp, x, *, dim):
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
             return widened(LogSoftmax.forward, xp, x, dim=dim)
-        m = xp.max(x, axis=dim, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, 0)
-        shifted = x - m
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shifted = x - xp.max(x, axis=dim, keepdims=True)
             return shifted - xp.log(xp.sum(xp.exp(shifted), axis=dim, keepdims=True))
 
     @staticmethod

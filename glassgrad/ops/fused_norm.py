@@ -46,6 +46,10 @@ class BatchNorm(Primitive):
         mean = _mean(x, dims)
         centred = x - mean
         var = _mean(np.multiply(centred, centred), dims)
+        if not np.isfinite(weight).all():  # torch's x * alpha + beta, whose Infs meet as NaN
+            with np.errstate(invalid="ignore"):
+                alpha = (1 / np.sqrt(var + x.dtype.type(eps))) * weight.reshape(shape)
+                return x * alpha + (bias.reshape(shape) - mean * alpha), mean, var
         out = np.multiply(centred, 1 / np.sqrt(var + x.dtype.type(eps)), out=centred)
         out *= weight.reshape(shape)
         out += bias.reshape(shape)

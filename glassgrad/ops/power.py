@@ -38,6 +38,9 @@ class PowScalar(Primitive):
     def forward(xp, x, *, exponent):
         if (exponent.__class__ is int or float(exponent).is_integer()) and exponent >= 0:
             out = x**exponent  # (no 0 ** -k or (-x) ** 0.5 here: nothing to silence)
+        elif exponent == -0.5:  # torch's rsqrt: NaN at -inf and -inf at -0.0 (pow gives 0, inf)
+            with _fp_quiet():
+                out = 1 / xp.sqrt(x)
         else:
             with _fp_quiet():
                 out = x**exponent

@@ -14,6 +14,7 @@ import numpy as np
 from ..ops import _scipy_kernel as _k
 from ..ops._scipy_kernel import sc
 from ..ops import primitive
+from ..ops._forward_errors import broadcast_shapes
 from ..ops._util import half, is_tensor, promote
 from ._vmap import constant_forward
 
@@ -71,10 +72,49 @@ def _shifted(fn):
     return lambda n, x: fn(n, 2 * x - 1)
 
 
-def _degree_n(fn):
+# NOTE [Polynomials at Inf/NaN]: PyTorch's kernels return 1 for n == 0 before reading x, then
+# its first-degree term, then run the three-term recurrence, so a non-finite x gives what that
+# arithmetic gives (Inf for a low degree, NaN once Infs meet) where SciPy's give NaN: those
+# entries are recomputed here by the same recurrence, (first(x), step(k, x, p, q)).
+_X2 = lambda x: x + x
+_RECURRENCES = {
+    "chebyshev_polynomial_t": (lambda x: x, lambda k, x, p, q: _X2(x) * q - p),
+    "chebyshev_polynomial_u": (_X2, lambda k, x, p, q: _X2(x) * q - p),
+    "chebyshev_polynomial_v": (lambda x: _X2(x) - 1, lambda k, x, p, q: _X2(x) * q - p),
+    "chebyshev_polynomial_w": (lambda x: _X2(x) + 1, lambda k, x, p, q: _X2(x) * q - p),
+    "hermite_polynomial_h": (_X2, lambda k, x, p, q: _X2(x) * q - 2 * k * p),
+    "hermite_polynomial_he": (lambda x: x, lambda k, x, p, q: x * q - k * p),
+    "laguerre_polynomial_l": (lambda x: 1 - x,
+                              lambda k, x, p, q: ((k + k + (1 - x)) * q - k * p) / (k + 1)),
+    "legendre_polynomial_p": (lambda x: x,
+                              lambda k, x, p, q: ((k + k + 1) * x * q - k * p) / (k + 1)),
+}
+
+
+def _recurrence(name, x, degree):
+    """PyTorch's recurrence of ``name`` at the (non-finite) points ``x`` (NOTE above)."""
+    shifted = name.startswith("shifted_")
+    first, step = _RECURRENCES[name[len("shifted_"):] if shifted else name]
+    if shifted:
+        x = 2 * x - 1
+    p, q = np.ones_like(x), first(x)
+    value = np.where(degree == 0, p, q)
+    for k in range(1, min(int(degree.max(initial=0)), 64)):  # NaN well before 64 steps
+        p, q = q, step(k, x, p, q)
+        value = np.where(degree > k, q, value)
+    return value
+
+
+def _degree_n(fn, name):
     def kernel(x, n):
         degree = np.trunc(np.nan_to_num(n)).astype(np.int64)
         value = fn(np.maximum(degree, 0), x)
+        bad = ~np.isfinite(x)
+        if bad.any():
+            x_b, degree_b = np.broadcast_arrays(x, degree)
+            value = np.array(np.broadcast_to(value, x_b.shape))
+            bad = np.broadcast_to(bad, x_b.shape)
+            value[bad] = _recurrence(name, x_b[bad], degree_b[bad])
         return np.where(degree < 0, np.zeros((), value.dtype), value)
 
     return kernel
@@ -82,13 +122,14 @@ def _degree_n(fn):
 
 def _polynomial(fn, name, doc):
     op = f"special_{name}"
-    kernel = _degree_n(fn)
+    kernel = _degree_n(fn, name)
 
     def special_fn(input, n, *, out=None):
         if not (is_tensor(input) or is_tensor(n)):
             raise TypeError(f"{op}(): expected a Tensor as input or n, got "
                             f"{type(input).__name__} and {type(n).__name__}")
         x, degree = promote(input, n, op, float_only=True)
+        broadcast_shapes(op, x.shape, degree.shape)
         dt = x._array.dtype
         if dt.kind == "c" or half(dt):
             raise _k.not_implemented(f"{name}_cpu", dt, op)
