@@ -39,6 +39,9 @@ from ._generator import (  # noqa: E402,F401 - re-exported: torch has them besid
 )
 
 
+# Python's scalar types as torch reads them in dtype= (torch.tensor([1], dtype=float) is float64)
+_PY_DTYPES = {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool, complex: dtypes.complex128}
+
 def _rng(generator):
     """The generator's engine: torch's samplers (``_sampling.Samplers``) over its mt19937;
     TypeError (torch's "invalid combination of arguments") for a generator= of another type."""
@@ -218,6 +221,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
             "nested lists of numbers, arrays or tensors; for an empty tensor use tensor([]) or "
             "glassgrad.empty(size)."
         )
+    dtype = _PY_DTYPES.get(dtype, dtype) if isinstance(dtype, type) else dtype
     if dtype is not None and not isinstance(dtype, dtypes.dtype):
         raise TypeError(f"tensor(): argument 'dtype' must be torch.dtype, not "
                         f"{type(dtype).__module__}.{type(dtype).__qualname__}\nglassgrad: pass a "

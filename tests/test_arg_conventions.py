@@ -119,3 +119,11 @@ def test_numpy_under_no_grad_and_materialized_grads(lib):
     assert z.item() == 0 and z.requires_grad
     (zz,) = lib.autograd.grad(z, t, materialize_grads=True)  # the zeros differentiate again
     assert zz.item() == 0 and not zz.requires_grad
+
+
+@pytest.mark.parametrize("py_type", [float, int, bool, complex])
+def test_tensor_takes_python_scalar_types_as_dtype(py_type):
+    ours = glassgrad.tensor([1, 0], dtype=py_type)
+    theirs = torch.tensor([1, 0], dtype=py_type)
+    assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
