@@ -154,8 +154,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def check_channel_args(input, **named) -> None:
     """torch's batch_norm check: each per-channel tensor holds C = input.shape[1] values (0 for
-    an input of under two dims)."""
-    if not is_tensor(input):
+    an input of under two dims); torch skips it for an empty input."""
+    if not is_tensor(input) or input.numel() == 0:
         return
     c = input.shape[1] if input.ndim >= 2 else 0
     for name, t in named.items():
