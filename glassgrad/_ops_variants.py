@@ -20,8 +20,7 @@ from .ops.unfold import unfold
 from .tensor import Tensor
 
 # (method name, the out-of-place function it writes back)
-_INPLACE = {
-    "erfc_": sp.erfc,
+_INPLACE = {  # (erfc_ and the special functions' in-place forms: _tensor_methods_special)
     "log2_": ew.log2, "log10_": ew.log10, "square_": ew.square, "atan2_": ew.atan2,
     "tril_": sh.tril, "triu_": sh.triu,
 }
@@ -106,7 +105,7 @@ def _top_level(name: str):
 INPLACE_FUNCTIONS = {
     name: _top_level(name) for name in (
         "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ "
-        "atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ erf_ erfc_ exp_ expm1_ fix_ "
+        "atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ erf_ exp_ expm1_ fix_ "
         "floor_ frac_ log_ log10_ log1p_ log2_ neg_ negative_ reciprocal_ round_ rsqrt_ "
         "sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ zero_ detach_ fill_ index_put_"
     ).split()
