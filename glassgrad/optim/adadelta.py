@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _differentiable
 from .optimizer import (
     Optimizer,
     _bump,
-    _check_differentiable,
     _check_lr,
     _check_nonnegative,
     _dense_grads,
@@ -61,7 +61,6 @@ class Adadelta(Optimizer):
             raise ValueError(f"Invalid rho value: {rho}")
         _check_nonnegative(epsilon=eps)
         _check_nonnegative(weight_decay=weight_decay)
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr,
             "rho": rho,
@@ -85,6 +84,9 @@ class Adadelta(Optimizer):
         gradient, as PyTorch does."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            if group["differentiable"]:  # NOTE [Differentiable updates]
+                _differentiable.adadelta(self, group)
+                continue
             lr = _to_float(group["lr"])
             rho, eps = group["rho"], group["eps"]
             for p in _dense_grads(group, "Adadelta"):

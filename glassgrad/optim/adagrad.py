@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_fused,
     _bump,
-    _check_differentiable,
     _evaluate_closure,
     _grad_view,
     _step_tensor,
@@ -66,7 +67,6 @@ class Adagrad(Optimizer):
             )
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr,
             "lr_decay": lr_decay,
@@ -79,8 +79,7 @@ class Adagrad(Optimizer):
             "fused": fused,
         }
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 self._init_state(p, initial_accumulator_value)
@@ -111,6 +110,9 @@ class Adagrad(Optimizer):
         closure's loss (the closure runs with grad enabled)."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            if group["differentiable"]:  # NOTE [Differentiable updates]
+                _differentiable.adagrad(self, group)
+                continue
             lr = _to_float(group["lr"])
             lr_decay, eps = group["lr_decay"], group["eps"]
             for p in group["params"]:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_fused,
     _bump,
-    _check_differentiable,
     _evaluate_closure,
     _lerp_,
     _step_tensor,
@@ -76,7 +77,6 @@ class Adam(Optimizer):
         decoupled_weight_decay: bool = False,
     ) -> None:
         _check_adam_args(lr, betas, eps, weight_decay)
-        _check_differentiable(differentiable)
         betas = tuple(b.squeeze() if isinstance(b, Tensor) and b.dim() else b for b in betas)
         defaults = {
             "lr": lr,
@@ -92,8 +92,7 @@ class Adam(Optimizer):
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
@@ -126,6 +125,9 @@ class Adam(Optimizer):
         loss (the closure runs with grad enabled)."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            if group["differentiable"]:  # NOTE [Differentiable updates]
+                _differentiable.adam(self, group)
+                continue
             beta1, beta2 = (_to_float(b) for b in group["betas"])
             lr = _to_float(group["lr"])
             weight_decay = _to_float(group["weight_decay"])

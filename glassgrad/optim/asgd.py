@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _differentiable
 from .optimizer import (
     Optimizer,
     _bump,
-    _check_differentiable,
     _check_lr,
     _check_nonnegative,
     _dense_grads,
@@ -58,7 +58,6 @@ class ASGD(Optimizer):
     ) -> None:
         _check_lr(lr)
         _check_nonnegative(weight_decay=weight_decay)
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr,
             "lambd": lambd,
@@ -86,6 +85,9 @@ class ASGD(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            if group["differentiable"]:  # NOTE [Differentiable updates]
+                _differentiable.asgd(self, group)
+                continue
             lr = _to_float(group["lr"])
             lambd, alpha, t0 = group["lambd"], group["alpha"], group["t0"]
             for p in _dense_grads(group, "ASGD"):

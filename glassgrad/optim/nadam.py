@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _differentiable
 from .optimizer import (
     Optimizer,
     _bump,
     _check_betas,
-    _check_differentiable,
     _check_lr,
     _check_nonnegative,
     _dense_grads,
@@ -65,7 +65,6 @@ class NAdam(Optimizer):
         _check_nonnegative(epsilon=eps)
         _check_betas(betas)
         _check_nonnegative(weight_decay=weight_decay, momentum_decay=momentum_decay)
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr,
             "betas": betas,
@@ -94,6 +93,9 @@ class NAdam(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            if group["differentiable"]:  # NOTE [Differentiable updates]
+                _differentiable.nadam(self, group)
+                continue
             beta1, beta2 = group["betas"]
             lr, eps = _to_float(group["lr"]), group["eps"]
             weight_decay, momentum_decay = _to_float(group["weight_decay"]), group["momentum_decay"]

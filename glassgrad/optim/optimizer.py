@@ -179,13 +179,14 @@ def _restore_state(optimizer: "Optimizer", **group_defaults) -> None:
 
 
 def _use_grad_for_differentiable(step):
-    """Run ``step`` with grad mode off (PyTorch's decorator of the same name; ``differentiable``
-    is not supported, so the mode is always off)."""
+    """Run ``step`` with grad mode on exactly when the optimizer was built with
+    ``differentiable=True`` (PyTorch's decorator of the same name; see NOTE [Differentiable
+    updates] in ``_differentiable.py``)."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         prev = _state.enabled
-        _state.enabled = False
+        _state.enabled = bool(self.defaults.get("differentiable", False))
         try:
             return step(self, *args, **kwargs)
         finally:
@@ -201,12 +202,12 @@ def _evaluate_closure(closure):
         return closure()
 
 
-def _check_differentiable(differentiable: bool) -> None:
-    if differentiable:
-        raise NotImplementedError(
-            "glassgrad: differentiable=True (autograd through optimizer.step) is not supported; "
-            "the update runs on arrays under no_grad. Write the update with tensor ops instead."
-        )
+def _check_fused(fused, foreach, differentiable: bool) -> None:
+    """PyTorch's constructor checks of ``fused`` (which runs the for-loop update here)."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
 def _typename(obj) -> str:

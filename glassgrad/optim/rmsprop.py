@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _differentiable
 from .optimizer import (
     Optimizer,
     _bump,
-    _check_differentiable,
     _evaluate_closure,
     _grad_view,
     _lerp_,
@@ -66,7 +66,6 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -101,6 +100,9 @@ class RMSprop(Optimizer):
         closure's loss (the closure runs with grad enabled)."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            if group["differentiable"]:  # NOTE [Differentiable updates]
+                _differentiable.rmsprop(self, group)
+                continue
             lr = _to_float(group["lr"])
             alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]
             centered = group["centered"]

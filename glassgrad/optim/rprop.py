@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _differentiable
 from .optimizer import (
     Optimizer,
     _bump,
-    _check_differentiable,
     _check_lr,
     _dense_grads,
     _evaluate_closure,
@@ -54,7 +54,6 @@ class Rprop(Optimizer):
         _check_lr(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr,
             "etas": etas,
@@ -76,6 +75,9 @@ class Rprop(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            if group["differentiable"]:  # NOTE [Differentiable updates]
+                _differentiable.rprop(self, group)
+                continue
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
             for p in _dense_grads(group, "Rprop"):

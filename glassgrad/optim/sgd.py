@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_fused,
     _bump,
-    _check_differentiable,
     _evaluate_closure,
     _grad_view,
     _to_float,
@@ -59,7 +60,6 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid momentum value: {momentum}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr,
             "momentum": momentum,
@@ -74,8 +74,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
@@ -92,6 +91,9 @@ class SGD(Optimizer):
         loss (the closure runs with grad enabled)."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            if group["differentiable"]:  # NOTE [Differentiable updates]
+                _differentiable.sgd(self, group)
+                continue
             lr = _to_float(group["lr"])
             momentum = group["momentum"]
             dampening = group["dampening"]
