@@ -21,3 +21,9 @@ __all__ = [
     "ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
     "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils",
 ]
+
+# issue 16, lane optim
+from ._stateless import swap_in_optimizer_params_and_state  # noqa: E402
+
+swap_in_optimizer_params_and_state.__module__ = __name__  # as torch.optim shows it
+__all__ += ["swap_in_optimizer_params_and_state"]

@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from .lr_scheduler import (
+    _SchedulePhase,
     LRScheduler,
     _enable_get_lr_call,
     _format_param,
@@ -346,14 +347,9 @@ class OneCycleLR(LRScheduler):
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
 
-        def phase(end_step, start_lr, end_lr, start_momentum, end_momentum):
-            return {
-                "end_step": end_step,
-                "start_lr": start_lr,
-                "end_lr": end_lr,
-                "start_momentum": start_momentum,
-                "end_momentum": end_momentum,
-            }
+        def phase(end_step, start_lr, end_lr, start_momentum, end_momentum) -> _SchedulePhase:
+            return _SchedulePhase(end_step=end_step, start_lr=start_lr, end_lr=end_lr,
+                                  start_momentum=start_momentum, end_momentum=end_momentum)
 
         warmup_end = float(pct_start * self.total_steps) - 1
         if three_phase:
@@ -392,9 +388,14 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _anneal_func(self, start, end, pct):
-        if self._anneal_func_type == "cos":
+        kind = self.__dict__.get("_anneal_func_type")
+        if kind is None:  # a state dict of PyTorch < 2.2 holds the function as ``anneal_func``
+            return self.anneal_func(start, end, pct)
+        if kind == "cos":
             return self._annealing_cos(start, end, pct)
-        return self._annealing_linear(start, end, pct)
+        if kind == "linear":
+            return self._annealing_linear(start, end, pct)
+        raise ValueError(f"Unknown _anneal_func_type: {kind}")
 
     @staticmethod
     def _annealing_cos(start, end, pct):

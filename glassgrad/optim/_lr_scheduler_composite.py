@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import warnings
 from bisect import bisect_right
-from typing import Any
+from typing import Any, Literal
 
 from .lr_scheduler import (
     EPOCH_DEPRECATION_WARNING,
@@ -225,7 +225,8 @@ class ReduceLROnPlateau(LRScheduler):
             return a > best * (self.threshold + 1.0)
         return a > best + self.threshold
 
-    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+    def _init_is_better(self, mode: Literal["min", "max"], threshold: float,
+                        threshold_mode: Literal["rel", "abs"]) -> None:
         if mode not in {"min", "max"}:
             raise ValueError("mode " + mode + " is unknown!")
         if threshold_mode not in {"rel", "abs"}:

@@ -11,13 +11,40 @@ rates equal PyTorch's to the last bit, including the rounding drift of chained m
 
 from __future__ import annotations
 
-import functools
 import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
-from typing import Any
+from functools import partial, wraps  # noqa: F401 - torch.optim.lr_scheduler has these names
+from math import inf  # noqa: F401
+from typing import TYPE_CHECKING, Any, Literal, SupportsFloat, TypedDict, cast  # noqa: F401
 from weakref import ref
+
+# NOTE: the same typing objects torch's module imports: typing's own from Python 3.11 (Self) and
+# 3.12 (override), typing_extensions' before that when it is installed
+try:
+    from typing import Self
+except ImportError:  # pragma: no cover - Python 3.10
+    try:
+        from typing_extensions import Self
+    except ImportError:
+        pass
+try:
+    from typing import override
+except ImportError:  # Python < 3.12
+    try:
+        from typing_extensions import override
+    except ImportError:  # pragma: no cover
+
+        def override(method):
+            """Mark ``method`` as overriding its base's (``typing.override``, Python 3.12)."""
+            method.__override__ = True
+            return method
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    _LRLambda = Callable[[int], float] | list[Callable[[int], float]]  # one per param group
 
 from ..tensor import Tensor
 from .optimizer import Optimizer
@@ -90,7 +117,7 @@ class _enable_get_lr_call:
     def __init__(self, scheduler: LRScheduler) -> None:
         self.scheduler = scheduler
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.scheduler._get_lr_called_within_step = True
         return self
 
@@ -155,7 +182,7 @@ class LRScheduler:
         opt_ref = ref(opt)
         func = opt.step.__func__
 
-        @functools.wraps(func)
+        @wraps(func)
         def wrapper(*args, **kwargs):
             instance = opt_ref()
             instance._opt_called = True
@@ -236,6 +263,16 @@ class LRScheduler:
         self._last_lr = _param_groups_val_list(self.optimizer, "lr")
 
 
+class _SchedulePhase(TypedDict):
+    """One phase of ``OneCycleLR``: the last step and the group keys it anneals between."""
+
+    end_step: float
+    start_lr: str
+    end_lr: str
+    start_momentum: str
+    end_momentum: str
+
+
 class _LRScheduler(LRScheduler):
     """Deprecated alias of ``LRScheduler`` kept by PyTorch."""
 
@@ -276,12 +313,13 @@ class LambdaLR(_LambdaStateMixin, LRScheduler):
     (``torch.optim.lr_scheduler.LambdaLR``). ValueError when the list length differs from the
     number of groups."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
+    def __init__(self, optimizer: Optimizer, lr_lambda: _LRLambda, last_epoch: int = -1) -> None:
         self.optimizer = optimizer
         self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
+    @override
+    def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
         return [
             base_lr * lmbda(self.last_epoch)
@@ -293,7 +331,7 @@ class MultiplicativeLR(_LambdaStateMixin, LRScheduler):
     """``lr = lr * lr_lambda(epoch)`` each epoch after the first
     (``torch.optim.lr_scheduler.MultiplicativeLR``)."""
 
-    def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
+    def __init__(self, optimizer: Optimizer, lr_lambda: _LRLambda, last_epoch: int = -1) -> None:
         self.optimizer = optimizer
         self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
@@ -301,7 +339,8 @@ class MultiplicativeLR(_LambdaStateMixin, LRScheduler):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
+    @override
+    def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -322,7 +361,8 @@ class StepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
+    @override
+    def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -345,7 +385,8 @@ class MultiStepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
+    @override
+    def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _param_groups_val_list(self.optimizer, "lr")
@@ -379,7 +420,8 @@ class ConstantLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
+    @override
+    def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.factor for group in self.optimizer.param_groups]
@@ -419,7 +461,8 @@ class LinearLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
+    @override
+    def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
@@ -452,7 +495,8 @@ class ExponentialLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def get_lr(self) -> list:
+    @override
+    def get_lr(self) -> list[float]:
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _param_groups_val_list(self.optimizer, "lr")
