@@ -43,6 +43,9 @@ CASES = [
                "maximize": True}),
     ("ASGD", {}),
     ("ASGD", {"lr": 0.05, "t0": 5, "weight_decay": 0.1, "maximize": True}),
+    ("ASGD", {"foreach": True}),  # torch's foreach kernel rounds differently: matched too
+    ("ASGD", {"lr": 0.05, "t0": 0, "lambd": 0.01, "alpha": 0.5, "weight_decay": 0.1,
+              "foreach": True}),
     ("Rprop", {"foreach": True}),
     ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-4, 1.0), "maximize": True}),
     ("Adafactor", {}),

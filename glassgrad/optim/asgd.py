@@ -101,6 +101,9 @@ class ASGD(Optimizer):
                 step_t, eta, mu, ax = state["step"], state["eta"], state["mu"], state["ax"]
                 step_t._array += 1
                 _bump(step_t)
+                if group["foreach"]:
+                    _foreach_update(p, g, step_t, eta, mu, ax, lr, lambd, alpha, t0)
+                    continue
                 eta_value = eta.item()
                 x = p._array
                 x *= 1 - lambd * eta_value
@@ -119,3 +122,21 @@ class ASGD(Optimizer):
                 _bump(eta)
                 _bump(mu)
         return loss
+
+
+def _foreach_update(p, g, step_t, eta, mu, ax, lr, lambd, alpha, t0) -> None:
+    """PyTorch's ``foreach=True`` ASGD, whose rounding differs from the for-loop's: the decay is
+    folded into the gradient, ``p -= (g + lambd * p) * eta`` with the 0-d ``eta`` tensor, ``ax``
+    always moves by ``mu``, and the new ``eta`` is computed in the step counter's dtype."""
+    x = p._array
+    x -= (g + lambd * x) * eta._array.astype(x.dtype)
+    ax._array += (x - ax._array) * mu._array.astype(x.dtype)
+    _bump(p)
+    _bump(ax)
+    step = step_t._array
+    kind = step.dtype.type
+    # NOTE: a Number divided by a Tensor is reciprocal() times the Number in PyTorch
+    eta._array[...] = kind(1) / (kind(1) + kind(lambd * lr) * step) ** kind(alpha) * kind(lr)
+    mu._array[...] = np.asarray(1 / max(1, step.item() - t0), step.dtype)
+    _bump(eta)
+    _bump(mu)
