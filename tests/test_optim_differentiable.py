@@ -210,3 +210,12 @@ def test_differentiable_step_records_and_plain_step_does_not():
     plain.grad = glassgrad.ones(3)
     opt.step()
     assert plain.grad_fn is None and opt.state[plain]["exp_avg"].grad_fn is None
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop",
+                                  "RMSprop", "Adadelta", "SGD", "Adagrad"])
+def test_capturable_on_the_cpu_raises_like_torch(name):
+    expected, ours = (_errors(lib, name, {"capturable": True}) for lib in (torch, glassgrad))
+    assert expected is not None and ours is not None and ours[0] is expected[0]
+    if expected[0] is AssertionError:
+        assert ours == expected

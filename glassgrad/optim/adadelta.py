@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _bump,
     _check_lr,
     _check_nonnegative,
@@ -84,6 +85,7 @@ class Adadelta(Optimizer):
         gradient, as PyTorch does."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            _check_capturable(group, xla=False)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.adadelta(self, group)
                 continue

@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _check_fused,
     _bump,
     _evaluate_closure,
@@ -125,6 +126,7 @@ class Adam(Optimizer):
         loss (the closure runs with grad enabled)."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            _check_capturable(group)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.adam(self, group)
                 continue

@@ -8,6 +8,7 @@ from ..tensor import Tensor
 from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _bump,
     _check_betas,
     _check_lr,
@@ -82,6 +83,7 @@ class Adamax(Optimizer):
         closure's loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            _check_capturable(group)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.adamax(self, group)
                 continue

@@ -8,6 +8,7 @@ from ..tensor import Tensor
 from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _bump,
     _check_lr,
     _check_nonnegative,
@@ -85,6 +86,7 @@ class ASGD(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            _check_capturable(group, "params, mus, etas, and state_steps")
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.asgd(self, group)
                 continue

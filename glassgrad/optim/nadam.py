@@ -8,6 +8,7 @@ from ..tensor import Tensor
 from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _bump,
     _check_betas,
     _check_lr,
@@ -93,6 +94,7 @@ class NAdam(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            _check_capturable(group, "params, mu_products and state_steps")
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.nadam(self, group)
                 continue

@@ -210,6 +210,25 @@ def _check_fused(fused, foreach, differentiable: bool) -> None:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
+def _check_capturable(group: dict, tensors: str = "params and state_steps",
+                      xla: bool = True) -> None:
+    """PyTorch's AssertionError for ``capturable=True`` with a parameter off the devices CUDA
+    graphs capture on (on the CPU, every one); ``tensors`` names what the message lists."""
+    if not group.get("capturable"):
+        return
+    devices = _CAPTURABLE_DEVICES if xla else _CAPTURABLE_DEVICES[:-1]
+    for p in group["params"]:
+        if p._grad is not None and p.device.type not in devices:
+            raise AssertionError(
+                f"If capturable=True, {tensors} must be on supported devices: {devices}.\n"
+                f"glassgrad: this parameter is on {p.device.type}; capturable is for CUDA graph "
+                "capture, so leave it False off the GPU."
+            )
+
+
 def _typename(obj) -> str:
     if isinstance(obj, Tensor):
         return dtypes.type_name(obj.dtype)

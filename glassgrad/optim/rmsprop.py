@@ -9,6 +9,7 @@ from ..tensor import Tensor
 from . import _differentiable
 from .optimizer import (
     Optimizer,
+    _check_capturable,
     _bump,
     _evaluate_closure,
     _grad_view,
@@ -100,6 +101,7 @@ class RMSprop(Optimizer):
         closure's loss (the closure runs with grad enabled)."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
+            _check_capturable(group)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.rmsprop(self, group)
                 continue
