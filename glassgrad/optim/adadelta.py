@@ -85,7 +85,8 @@ class Adadelta(Optimizer):
         gradient, as PyTorch does."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            _check_capturable(group, xla=False)
+            if group["capturable"]:
+                _check_capturable(group, xla=False)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.adadelta(self, group)
                 continue

@@ -126,7 +126,8 @@ class Adam(Optimizer):
         loss (the closure runs with grad enabled)."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            _check_capturable(group)
+            if group["capturable"]:
+                _check_capturable(group)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.adam(self, group)
                 continue

@@ -83,7 +83,8 @@ class Adamax(Optimizer):
         closure's loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            _check_capturable(group)
+            if group["capturable"]:
+                _check_capturable(group)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.adamax(self, group)
                 continue

@@ -86,7 +86,8 @@ class ASGD(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            _check_capturable(group, "params, mus, etas, and state_steps")
+            if group["capturable"]:
+                _check_capturable(group, "params, mus, etas, and state_steps")
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.asgd(self, group)
                 continue

@@ -94,7 +94,8 @@ class NAdam(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            _check_capturable(group, "params, mu_products and state_steps")
+            if group["capturable"]:
+                _check_capturable(group, "params, mu_products and state_steps")
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.nadam(self, group)
                 continue

@@ -216,9 +216,8 @@ _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 def _check_capturable(group: dict, tensors: str = "params and state_steps",
                       xla: bool = True) -> None:
     """PyTorch's AssertionError for ``capturable=True`` with a parameter off the devices CUDA
-    graphs capture on (on the CPU, every one); ``tensors`` names what the message lists."""
-    if not group.get("capturable"):
-        return
+    graphs capture on (on the CPU, every one); ``tensors`` names what the message lists. Called
+    only when the group's ``capturable`` is set."""
     devices = _CAPTURABLE_DEVICES if xla else _CAPTURABLE_DEVICES[:-1]
     for p in group["params"]:
         if p._grad is not None and p.device.type not in devices:

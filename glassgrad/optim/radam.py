@@ -89,7 +89,8 @@ class RAdam(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            _check_capturable(group)
+            if group["capturable"]:
+                _check_capturable(group)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.radam(self, group)
                 continue

@@ -101,7 +101,8 @@ class RMSprop(Optimizer):
         closure's loss (the closure runs with grad enabled)."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            _check_capturable(group)
+            if group["capturable"]:
+                _check_capturable(group)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.rmsprop(self, group)
                 continue

@@ -76,7 +76,8 @@ class Rprop(Optimizer):
         loss. RuntimeError for a sparse gradient, as PyTorch."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            _check_capturable(group)
+            if group["capturable"]:
+                _check_capturable(group)
             if group["differentiable"]:  # NOTE [Differentiable updates]
                 _differentiable.rprop(self, group)
                 continue
