@@ -189,3 +189,12 @@ def _onecycle_legacy(lib):
 
 def test_onecycle_loads_a_legacy_state_dict_like_torch():
     np.testing.assert_allclose(_onecycle_legacy(glassgrad), _onecycle_legacy(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["StepLR", "ExponentialLR", "ReduceLROnPlateau"])
+def test_verbose_is_gone_as_in_torch(name):
+    kwargs = {"StepLR": {"step_size": 2}, "ExponentialLR": {"gamma": 0.5}}.get(name, {})
+    for lib in (torch, glassgrad):
+        opt = lib.optim.SGD([lib.zeros(2, requires_grad=True)], lr=0.1)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'verbose'"):
+            getattr(lib.optim.lr_scheduler, name)(opt, verbose=True, **kwargs)
