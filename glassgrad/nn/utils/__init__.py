@@ -8,3 +8,8 @@ try:  # the recurrent family's helpers (pack_padded_sequence, ...), once that fi
 except ModuleNotFoundError as _e:
     if _e.name != __name__ + ".rnn":
         raise
+
+# issue 16, lane utils
+from . import parametrize, parametrizations  # noqa: F401, E402
+from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401, E402
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401, E402
