@@ -10,6 +10,6 @@ except ModuleNotFoundError as _e:
         raise
 
 # issue 16, lane utils
-from . import parametrize, parametrizations  # noqa: F401, E402
+from . import parametrizations, parametrize, prune  # noqa: F401, E402
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401, E402
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401, E402
