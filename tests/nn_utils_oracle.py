@@ -32,6 +32,8 @@ def _same(t_out, g_out, atol=1e-10):
             _same(a, b, atol)
     elif isinstance(t_out, torch.Tensor):
         assert_close(g_out, t_out, atol=atol, rtol=1e-6)
+    elif isinstance(t_out, torch.dtype):
+        assert str(g_out) == str(t_out).replace("torch.", "glassgrad.")
     else:
         assert g_out == t_out
 

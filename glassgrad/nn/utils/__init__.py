@@ -10,6 +10,26 @@ except ModuleNotFoundError as _e:
         raise
 
 # issue 16, lane utils
-from . import parametrizations, parametrize, prune  # noqa: F401, E402
+from . import (  # noqa: F401, E402
+    fusion,
+    init,
+    memory_format,
+    parametrizations,
+    parametrize,
+    prune,
+    stateless,
+)
+from .clip_grad import clip_grads_with_norm_  # noqa: F401, E402
+from .fusion import (  # noqa: F401, E402
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from .init import skip_init  # noqa: F401, E402
+from .memory_format import (  # noqa: F401, E402
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401, E402
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401, E402
