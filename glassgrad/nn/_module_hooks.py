@@ -10,6 +10,7 @@ grad, the hooks run from the output node with ``grad_input`` all None, as PyTorc
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
 from ..autograd.grad_mode import _state
@@ -61,7 +62,8 @@ def register_module_forward_hook(hook, *, with_kwargs: bool = False,
     """``hook(module, args, output)`` (``(module, args, kwargs, output)`` with ``with_kwargs``)
     after every module's forward; ``always_call`` runs it even when forward raised
     (``torch.nn.modules.module``)."""
-    handle = RemovableHandle(_global_forward_hooks)
+    handle = _ModuleHookHandle(_global_forward_hooks, (_global_forward_hooks_with_kwargs,
+                                                       _global_forward_hooks_always_called))
     if with_kwargs:
         _global_forward_hooks_with_kwargs[handle.id] = True
     if always_call:
@@ -114,8 +116,27 @@ def run_registration_hooks(store, module, name, value):
     return value
 
 
-def add_hook(store: OrderedDict, hook, prepend: bool = False) -> RemovableHandle:
-    handle = RemovableHandle(store)
+class _ModuleHookHandle(RemovableHandle):
+    """A module hook's handle (``torch.utils.hooks.RemovableHandle``): ``remove()`` also drops the
+    hook's flags (``with_kwargs``, ``always_call``) kept in ``extra`` dicts beside the store."""
+
+    __slots__ = ("_extra",)
+
+    def __init__(self, store: dict, extra=()):
+        RemovableHandle.__init__(self, store)
+        self._extra = tuple(extra)
+
+    def hooks_dict_ref(self):
+        return self._store
+
+    def remove(self) -> None:
+        self._store.pop(self._key, None)
+        for flags in self._extra:
+            flags.pop(self._key, None)
+
+
+def add_hook(store: OrderedDict, hook, prepend: bool = False, extra=()) -> RemovableHandle:
+    handle = _ModuleHookHandle(store, extra)
     store[handle.id] = hook
     if prepend:
         store.move_to_end(handle.id, last=False)
@@ -226,10 +247,23 @@ class BackwardHook:
             for hook in self.user_pre_hooks:
                 out = hook(self.module, tuple(full))
                 if out is not None:
-                    full = list(out) if isinstance(out, (tuple, list)) else [out]
+                    out = list(out) if isinstance(out, (tuple, list)) else [out]
+                    if len(out) != len(full):
+                        raise RuntimeError(
+                            "Backward pre hook returned an invalid number of grad_output, got "
+                            f"{len(out)}, but expected {len(full)}"
+                        )
+                    full = out
             self.grad_outputs = tuple(full)
             if self.input_node is None and self.user_hooks:
-                self._call_hooks((None,) * self.n_inputs)
+                for hook in self.user_hooks:
+                    res = hook(self.module, (None,) * self.n_inputs, self.grad_outputs)
+                    if res is not None and not (isinstance(res, tuple)
+                                                and all(r is None for r in res)):
+                        raise RuntimeError(
+                            "Backward hook for Modules where no input requires gradient should "
+                            "always return None or None for all gradients."
+                        )
             return tuple(full[i] for i in node._metadata["index"])
 
         node.register_prehook(pre)
@@ -237,7 +271,7 @@ class BackwardHook:
             return new[0]
         if type(result) is tuple:
             return tuple(new)
-        return type(result)(*new) if isinstance(result, tuple) else list(new)  # namedtuple, list
+        return type(result)(*new)  # a namedtuple
 
 
 def call_with_hooks(module, args, kwargs):
@@ -277,7 +311,13 @@ def call_with_hooks(module, args, kwargs):
         if res is not None:
             result = res
     if bw_hook is not None:
-        result = bw_hook.setup_output_hook(result)
+        if not isinstance(result, (Tensor, tuple)):
+            warnings.warn(
+                "For backward hooks to be called, module output should be a Tensor or a tuple of "
+                f"Tensors but received {type(result)}", stacklevel=3,
+            )
+        else:
+            result = bw_hook.setup_output_hook(result)
     return result
 
 

@@ -273,9 +273,11 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
-        for key in ("_forward_hooks_always_called", "_state_dict_pre_hooks",
-                    "_load_state_dict_pre_hooks"):  # pickles of modules from before these
-            self.__dict__.setdefault(key, {} if key.startswith("_forward") else OrderedDict())
+        for key in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                    "_forward_hooks_always_called", "_state_dict_pre_hooks",
+                    "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+                    "_state_dict_hooks", "_backward_pre_hooks"):  # pickles from before these
+            self.__dict__.setdefault(key, OrderedDict())
 
     set_submodule = _api.set_submodule
     # --- lookup -------------------------------------------------------------------------------
@@ -525,7 +527,8 @@ class Module:
     def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
         """``hook(module, args)`` (or ``(module, args, kwargs)``) before ``forward``; it may
         return new args."""
-        handle = _hooks.add_hook(self._forward_pre_hooks, hook, prepend)
+        handle = _hooks.add_hook(self._forward_pre_hooks, hook, prepend,
+                                 (self._forward_pre_hooks_with_kwargs,))
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         return handle
@@ -533,7 +536,9 @@ class Module:
     def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False):
         """``hook(module, args, output)`` after ``forward``; it may return a new output."""
-        handle = _hooks.add_hook(self._forward_hooks, hook, prepend)
+        handle = _hooks.add_hook(self._forward_hooks, hook, prepend,
+                                 (self._forward_hooks_with_kwargs,
+                                  self._forward_hooks_always_called))
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
