@@ -17,16 +17,19 @@ def skip_init(module_cls, *args, **kwargs):
     untouched, as if nothing had been drawn. RuntimeError when ``module_cls`` is not a Module
     class or takes no ``device`` argument (torch builds it on the meta device).
 
-    NOTE: glassgrad has no meta device, so the module is built normally and the generator state
-    is put back afterwards: the stream (what later ``randn`` calls give) matches torch's, the
+    NOTE: glassgrad has no meta device, so the module is built normally, the generator state is
+    put back and every parameter and buffer gets fresh uninitialised storage (``to_empty``):
+    the stream (what later ``randn`` calls give) and the state match torch's; the
     construction time does not shrink."""
     if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
         raise RuntimeError(f"Expected a Module; got {module_cls}")
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization")
-    kwargs["device"] = kwargs.pop("device", "cpu")
+    final_device = kwargs.pop("device", "cpu")
+    kwargs["device"] = final_device
     state = default_generator.get_state()
     try:
-        return module_cls(*args, **kwargs)
+        module = module_cls(*args, **kwargs)
     finally:
         default_generator.set_state(state)
+    return module.to_empty(device=final_device)

@@ -169,8 +169,19 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     """Split ``module.<name>`` into a magnitude ``original0`` (g: the norm over every dim but
     ``dim``, kept as size-1 dims; over all for ``dim=None``) and a direction ``original1`` (v),
     recomposed as ``g * v / ||v||`` on access (``torch.nn.utils.parametrizations.weight_norm``).
+    ``load_state_dict`` also takes the hook-based version's ``<name>_g`` / ``<name>_v`` keys.
     Returns ``module``."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def load_old_keys(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                      error_msgs) -> None:
+        # checkpoints of the hook-based weight_norm name the pair <name>_g / <name>_v
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(load_old_keys)
     return module
 
 

@@ -5,6 +5,7 @@ pre-hook sets ``module.weight = weight_orig / sigma`` before each call."""
 from __future__ import annotations
 
 from ...autograd.grad_mode import no_grad
+from ...linalg import pinv
 from ...ops.linalg import mv
 from ...tensor import Tensor
 from .. import functional as F
@@ -12,7 +13,8 @@ from ..module import Module
 from ..parameter import Parameter
 from .weight_norm import _remove_hook
 
-__all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]
+__all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook",
+           "remove_spectral_norm", "spectral_norm"]
 
 
 def _output_dim(module: Module, dim: int | None) -> int:
@@ -95,7 +97,61 @@ class SpectralNorm:
         module.register_buffer(fn.name + "_u", u)
         module.register_buffer(fn.name + "_v", v)
         module.register_forward_pre_hook(fn)
+        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
         return fn
+
+    def _solve_v_and_rescale(self, weight_mat: Tensor, u: Tensor, target_sigma) -> Tensor:
+        """The ``v`` with ``u @ W @ v == target_sigma`` in the least-squares sense, for
+        checkpoints saved before ``v`` was a buffer."""
+        w_t = weight_mat.t()
+        v = (pinv(w_t @ weight_mat) @ w_t @ u.unsqueeze(1)).squeeze(1)
+        return v * (target_sigma / u.dot(mv(weight_mat, v)))
+
+
+class SpectralNormStateDictHook:
+    """Records ``spectral_norm``'s format version in the state dict's metadata
+    (``torch.nn.utils.spectral_norm.SpectralNormStateDictHook``)."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, module, state_dict, prefix, local_metadata) -> None:
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = self.fn.name + ".version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = self.fn._version
+
+
+class SpectralNormLoadStateDictPreHook:
+    """Loads checkpoints of the format before version 1 (the normalised weight stored, no
+    ``<name>_v``): ``v`` is solved from the weight and ``u``
+    (``torch.nn.utils.spectral_norm.SpectralNormLoadStateDictPreHook``)."""
+
+    def __init__(self, fn: SpectralNorm) -> None:
+        self.fn = fn
+
+    def __call__(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                 unexpected_keys, error_msgs) -> None:
+        fn = self.fn
+        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version", None)
+        if version is not None and version >= 1:
+            return
+        key = prefix + fn.name
+        if (version is None and key not in state_dict
+                and all(key + s in state_dict for s in ("_orig", "_u", "_v"))):
+            return  # a version-1 checkpoint without metadata
+        absent = [key + s for s in ("_orig", "", "_u") if key + s not in state_dict]
+        if absent:
+            if strict:
+                missing_keys.extend(absent)
+            return
+        with no_grad():
+            weight_orig = state_dict[key + "_orig"]
+            sigma = (weight_orig / state_dict.pop(key)).mean()
+            state_dict[key + "_v"] = fn._solve_v_and_rescale(
+                fn.reshape_weight_to_matrix(weight_orig), state_dict[key + "_u"], sigma)
 
 
 def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int = 1,
@@ -113,4 +169,12 @@ def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Turn ``spectral_norm``'s ``name`` back into one plain parameter, holding the current
     normalised weight (``torch.nn.utils.remove_spectral_norm``). ValueError when there is
     none."""
-    return _remove_hook(module, SpectralNorm, name, "spectral_norm")
+    _remove_hook(module, SpectralNorm, name, "spectral_norm")
+    for hooks, cls in ((module._state_dict_hooks, SpectralNormStateDictHook),
+                       (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook)):
+        for key, hook in list(hooks.items()):
+            hook = getattr(hook, "hook", hook)  # a load pre-hook arrives wrapped
+            if isinstance(hook, cls) and hook.fn.name == name:
+                del hooks[key]
+                break
+    return module
