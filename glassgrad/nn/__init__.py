@@ -11,3 +11,7 @@ from .module import Module  # noqa: F401
 from .modules import *
 from .parameter import Parameter  # noqa: F401
 from .parallel import DataParallel  # noqa: F401 - issue 14, lane runtime
+
+# issue 16, lane module
+from ._factory_kwargs import factory_kwargs  # noqa: F401
+from .parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: F401

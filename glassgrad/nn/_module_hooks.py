@@ -10,6 +10,7 @@ grad, the hooks run from the output node with ``grad_input`` all None, as PyTorc
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
 from ..autograd.grad_mode import _state
@@ -17,10 +18,38 @@ from ..autograd.graph import Node, RemovableHandle, grad_accumulator
 from ..ops import _view_meta
 from ..tensor import Tensor
 
+class _GlobalHooks(OrderedDict):
+    """A process-wide hook store that keeps ``_global_hooks_on`` current, so ``Module.__call__``
+    tests one flag for all of them (NOTE [Hot path] in module.py)."""
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        _refresh()
+
+    def pop(self, key, *default):
+        out = super().pop(key, *default)
+        _refresh()
+        return out
+
+
 # process-wide hooks (``torch.nn.modules.module.register_module_forward_hook`` and friends)
-_global_forward_pre_hooks: OrderedDict = OrderedDict()
-_global_forward_hooks: OrderedDict = OrderedDict()
-_global_backward_hooks: OrderedDict = OrderedDict()
+_global_forward_pre_hooks: OrderedDict = _GlobalHooks()
+_global_forward_hooks: OrderedDict = _GlobalHooks()
+_global_forward_hooks_with_kwargs: dict = {}
+_global_forward_hooks_always_called: dict = {}
+_global_backward_hooks: OrderedDict = _GlobalHooks()
+_global_backward_pre_hooks: OrderedDict = _GlobalHooks()
+_global_hooks_on = False
+# registration hooks run from Module.__setattr__/register_*, never from __call__
+_global_buffer_registration_hooks: OrderedDict = OrderedDict()
+_global_module_registration_hooks: OrderedDict = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict = OrderedDict()
+
+
+def _refresh() -> None:
+    global _global_hooks_on
+    _global_hooks_on = bool(_global_forward_pre_hooks or _global_forward_hooks
+                            or _global_backward_hooks or _global_backward_pre_hooks)
 
 
 def register_module_forward_pre_hook(hook) -> RemovableHandle:
@@ -28,9 +57,19 @@ def register_module_forward_pre_hook(hook) -> RemovableHandle:
     return add_hook(_global_forward_pre_hooks, hook)
 
 
-def register_module_forward_hook(hook) -> RemovableHandle:
-    """``hook(module, args, output)`` after every module's forward (``torch.nn.modules.module``)."""
-    return add_hook(_global_forward_hooks, hook)
+def register_module_forward_hook(hook, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """``hook(module, args, output)`` (``(module, args, kwargs, output)`` with ``with_kwargs``)
+    after every module's forward; ``always_call`` runs it even when forward raised
+    (``torch.nn.modules.module``)."""
+    handle = _ModuleHookHandle(_global_forward_hooks, (_global_forward_hooks_with_kwargs,
+                                                       _global_forward_hooks_always_called))
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    _global_forward_hooks[handle.id] = hook
+    return handle
 
 
 def register_module_full_backward_hook(hook) -> RemovableHandle:
@@ -38,8 +77,66 @@ def register_module_full_backward_hook(hook) -> RemovableHandle:
     return add_hook(_global_backward_hooks, hook)
 
 
-def add_hook(store: OrderedDict, hook, prepend: bool = False) -> RemovableHandle:
-    handle = RemovableHandle(store)
+def register_module_backward_hook(hook) -> RemovableHandle:
+    """Deprecated in PyTorch; glassgrad runs it as a full backward hook, as
+    ``Module.register_backward_hook`` does."""
+    return add_hook(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
+    """``hook(module, grad_output)`` before every module's gradients are computed; it may return
+    new ``grad_output`` (``torch.nn.modules.module``)."""
+    return add_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, buffer)`` whenever any module registers a buffer; a returned tensor
+    is registered instead (``torch.nn.modules.module``)."""
+    return add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, submodule)`` whenever any module registers a child module; a
+    returned module is registered instead (``torch.nn.modules.module``)."""
+    return add_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook) -> RemovableHandle:
+    """``hook(module, name, param)`` whenever any module registers a parameter; a returned
+    parameter is registered instead (``torch.nn.modules.module``)."""
+    return add_hook(_global_parameter_registration_hooks, hook)
+
+
+def run_registration_hooks(store, module, name, value):
+    """What a registration hook store makes of ``value`` (each hook may replace it)."""
+    for hook in store.values():
+        out = hook(module, name, value)
+        if out is not None:
+            value = out
+    return value
+
+
+class _ModuleHookHandle(RemovableHandle):
+    """A module hook's handle (``torch.utils.hooks.RemovableHandle``): ``remove()`` also drops the
+    hook's flags (``with_kwargs``, ``always_call``) kept in ``extra`` dicts beside the store."""
+
+    __slots__ = ("_extra",)
+
+    def __init__(self, store: dict, extra=()):
+        RemovableHandle.__init__(self, store)
+        self._extra = tuple(extra)
+
+    def hooks_dict_ref(self):
+        return self._store
+
+    def remove(self) -> None:
+        self._store.pop(self._key, None)
+        for flags in self._extra:
+            flags.pop(self._key, None)
+
+
+def add_hook(store: OrderedDict, hook, prepend: bool = False, extra=()) -> RemovableHandle:
+    handle = _ModuleHookHandle(store, extra)
     store[handle.id] = hook
     if prepend:
         store.move_to_end(handle.id, last=False)
@@ -150,10 +247,23 @@ class BackwardHook:
             for hook in self.user_pre_hooks:
                 out = hook(self.module, tuple(full))
                 if out is not None:
-                    full = list(out) if isinstance(out, (tuple, list)) else [out]
+                    out = list(out) if isinstance(out, (tuple, list)) else [out]
+                    if len(out) != len(full):
+                        raise RuntimeError(
+                            "Backward pre hook returned an invalid number of grad_output, got "
+                            f"{len(out)}, but expected {len(full)}"
+                        )
+                    full = out
             self.grad_outputs = tuple(full)
             if self.input_node is None and self.user_hooks:
-                self._call_hooks((None,) * self.n_inputs)
+                for hook in self.user_hooks:
+                    res = hook(self.module, (None,) * self.n_inputs, self.grad_outputs)
+                    if res is not None and not (isinstance(res, tuple)
+                                                and all(r is None for r in res)):
+                        raise RuntimeError(
+                            "Backward hook for Modules where no input requires gradient should "
+                            "always return None or None for all gradients."
+                        )
             return tuple(full[i] for i in node._metadata["index"])
 
         node.register_prehook(pre)
@@ -161,7 +271,7 @@ class BackwardHook:
             return new[0]
         if type(result) is tuple:
             return tuple(new)
-        return type(result)(*new) if isinstance(result, tuple) else list(new)  # namedtuple, list
+        return type(result)(*new)  # a namedtuple
 
 
 def call_with_hooks(module, args, kwargs):
@@ -182,17 +292,36 @@ def call_with_hooks(module, args, kwargs):
                 args = res if isinstance(res, tuple) else (res,)
     bw_hook = None
     full_hooks = [*_global_backward_hooks.values(), *module._backward_hooks.values()]
-    if full_hooks or module._backward_pre_hooks:
-        bw_hook = BackwardHook(module, full_hooks, list(module._backward_pre_hooks.values()))
+    pre_hooks = [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]
+    if full_hooks or pre_hooks:
+        bw_hook = BackwardHook(module, full_hooks, pre_hooks)
         args = bw_hook.setup_input_hook(args)
-    result = module.forward(*args, **kwargs)
-    for hook_id, hook in (*_global_forward_hooks.items(), *module._forward_hooks.items()):
-        if hook_id in module._forward_hooks_with_kwargs:
-            res = hook(module, args, kwargs, result)
-        else:
-            res = hook(module, args, result)
+    forward_hooks = (*_global_forward_hooks.items(), *module._forward_hooks.items())
+    try:
+        result = module.forward(*args, **kwargs)
+    except Exception:
+        # hooks registered with always_call=True still see the call (their results are dropped)
+        for hook_id, hook in forward_hooks:
+            if (hook_id in module._forward_hooks_always_called
+                    or hook_id in _global_forward_hooks_always_called):
+                _run_forward_hook(module, hook_id, hook, args, kwargs, None)
+        raise
+    for hook_id, hook in forward_hooks:
+        res = _run_forward_hook(module, hook_id, hook, args, kwargs, result)
         if res is not None:
             result = res
     if bw_hook is not None:
-        result = bw_hook.setup_output_hook(result)
+        if not isinstance(result, (Tensor, tuple)):
+            warnings.warn(
+                "For backward hooks to be called, module output should be a Tensor or a tuple of "
+                f"Tensors but received {type(result)}", stacklevel=3,
+            )
+        else:
+            result = bw_hook.setup_output_hook(result)
     return result
+
+
+def _run_forward_hook(module, hook_id, hook, args, kwargs, result):
+    if hook_id in module._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+        return hook(module, args, kwargs, result)
+    return hook(module, args, result)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from .parameter import is_lazy
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -45,6 +48,11 @@ def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool 
     """An ordered dict of every parameter and persistent buffer by dotted name (detached unless
     ``keep_vars``), in PyTorch's order: a module's own entries, then its children's."""
     if args:  # PyTorch's deprecated positional form state_dict(destination, prefix, keep_vars)
+        warnings.warn(
+            "Positional args are being deprecated, use kwargs instead. Refer to "
+            "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+            " for details.", FutureWarning, stacklevel=2,
+        )
         destination = args[0]
         if len(args) > 1:
             prefix = args[1]
@@ -54,23 +62,31 @@ def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool 
         destination = OrderedDict()
         destination._metadata = OrderedDict()
     metadata = getattr(destination, "_metadata", None)
+    local_metadata = {"version": self._version}
     if metadata is not None:
-        metadata[prefix[:-1]] = {"version": self._version}
+        metadata[prefix[:-1]] = local_metadata
+    for hook in self._state_dict_pre_hooks.values():
+        hook(self, prefix, keep_vars)
     self._save_to_state_dict(destination, prefix, keep_vars)
     for name, module in self._modules.items():
         if module is not None:
             module.state_dict(destination=destination, prefix=prefix + name + ".",
                               keep_vars=keep_vars)
     for hook in self._state_dict_hooks.values():
-        result = hook(self, destination, prefix, {})
-        if result is not None:
-            destination = result
+        result = hook(self, destination, prefix, local_metadata)
+        if result is None:
+            continue
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("state_dict post-hook must return None")
+        destination = result
     return destination
 
 
 def load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                          unexpected_keys, error_msgs) -> None:
     """Copy this module's own entries from ``state_dict`` (PyTorch's ``_load_from_state_dict``)."""
+    for hook in self._load_state_dict_pre_hooks.values():
+        hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
     persistent = {k: v for k, v in self._buffers.items()
                   if k not in self._non_persistent_buffers_set}
     local_state = {k: v for k, v in [*self._parameters.items(), *persistent.items()]
@@ -88,7 +104,9 @@ def load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missi
                 f"object from checkpoint but received {type(value)}"
             )
             continue
-        if value.shape != param.shape:
+        # NOTE: an uninitialized (lazy) entry has no shape; a lazy module's load pre-hook has
+        # already materialized it to the checkpoint's shape, and lazy-into-lazy copies nothing
+        if not is_lazy(param) and value.shape != param.shape:
             error_msgs.append(
                 f"size mismatch for {key}: copying a param with shape {value.shape} from "
                 f"checkpoint, the shape in current model is {param.shape}."
@@ -97,6 +115,8 @@ def load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missi
         try:
             if local_metadata.get("assign_to_params_buffers", False):
                 _assign(self, name, param, value)
+                continue
+            if is_lazy(param):
                 continue
             with no_grad():
                 param.copy_(value)

@@ -10,12 +10,24 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
+from typing import Literal, TypeVar
+
+try:  # NOTE: torch.nn.init exports typing_extensions' ParamSpec, a class of its own there
+    from typing_extensions import ParamSpec
+except ImportError:  # pragma: no cover - typing_extensions is absent
+    from typing import ParamSpec
 
 import numpy as np
 
 from .._factories import randperm
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+
+
+_NonlinearityType = Literal["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                            "conv_transpose2d", "conv_transpose3d", "sigmoid", "tanh", "relu",
+                            "leaky_relu", "selu"]
 
 
 def _fill(tensor: Tensor, arr) -> Tensor:
@@ -25,7 +37,7 @@ def _fill(tensor: Tensor, arr) -> Tensor:
     return tensor
 
 
-def calculate_gain(nonlinearity: str, param=None) -> float:
+def calculate_gain(nonlinearity: _NonlinearityType, param=None) -> float:
     """The recommended gain for ``nonlinearity`` (``torch.nn.init.calculate_gain``): 1 for
     linear/conv/sigmoid, 5/3 tanh, sqrt(2) relu, sqrt(2 / (1 + slope^2)) leaky_relu, 3/4 selu."""
     linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
@@ -245,13 +257,21 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     return _fill(tensor, arr)
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
 # PyTorch's deprecated names without the trailing underscore
-def _deprecated(fn):
-    def wrapper(*args, **kwargs):
-        warnings.warn(f"nn.init.{fn.__name__[:-1]} is now deprecated in favor of "
-                      f"nn.init.{fn.__name__}.", FutureWarning, stacklevel=2)
+def _deprecated(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    old, new = fn.__name__[:-1], fn.__name__
+
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
+                      FutureWarning, stacklevel=2)
         return fn(*args, **kwargs)
 
+    wrapper.__name__ = wrapper.__qualname__ = old
+    wrapper.__doc__ = f"Deprecated alias of ``{new}`` (``torch.nn.init.{old}``): FutureWarning."
     return wrapper
 
 
@@ -263,3 +283,6 @@ xavier_normal = _deprecated(xavier_normal_)
 kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)

@@ -16,11 +16,18 @@ from ..backend import device as _device
 from ..tensor import Tensor
 from . import _module_hooks as _hooks
 from . import _module_state as _state_dict
+from . import _module_api as _api
 from ._module_hooks import (  # noqa: F401 - torch.nn.modules.module's global hook API
+    register_module_backward_hook,
+    register_module_buffer_registration_hook,
     register_module_forward_hook,
     register_module_forward_pre_hook,
     register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
 )
+from .parameter import Buffer, UninitializedTensorMixin
 from ._module_state import _IncompatibleKeys  # noqa: F401 - re-exported like torch's
 from .parameter import Parameter
 
@@ -78,9 +85,12 @@ class Module:
         d["_forward_pre_hooks_with_kwargs"] = {}
         d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = {}
+        d["_forward_hooks_always_called"] = {}
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_state_dict_hooks"] = OrderedDict()
+        d["_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
 
     def forward(self, *args, **kwargs):
@@ -88,11 +98,11 @@ class Module:
             f'Module [{type(self).__name__}] is missing the required "forward" function'
         )
 
-    # NOTE [Hot path]: a module call with no hooks is one dict test per kind, then forward.
+    # NOTE [Hot path]: a module call with no hooks is one dict test per kind and one flag for
+    # all the process-wide hooks, then forward.
     def __call__(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks or _hooks._global_forward_pre_hooks
-                or _hooks._global_forward_hooks or _hooks._global_backward_hooks):
+                or self._backward_pre_hooks or _hooks._global_hooks_on):
             return self.forward(*args, **kwargs)
         return _hooks.call_with_hooks(self, args, kwargs)
 
@@ -117,6 +127,9 @@ class Module:
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or "
                 "None required)"
             )
+        if _hooks._global_buffer_registration_hooks:
+            tensor = _hooks.run_registration_hooks(_hooks._global_buffer_registration_hooks,
+                                                   self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -149,6 +162,9 @@ class Module:
                 f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                 "the value in the forward() method."
             )
+        if _hooks._global_parameter_registration_hooks:
+            param = _hooks.run_registration_hooks(_hooks._global_parameter_registration_hooks,
+                                                  self, name, param)
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -163,6 +179,9 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _hooks._global_module_registration_hooks:
+            module = _hooks.run_registration_hooks(_hooks._global_module_registration_hooks,
+                                                   self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -199,7 +218,7 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._remove_name(name, keep="_modules")
-            modules[name] = value
+            modules[name] = _api.module_registered(self, name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
@@ -207,16 +226,23 @@ class Module:
                     f"cannot assign '{_typename(value)}' as child module '{name}' "
                     "(torch.nn.Module or None expected)"
                 )
-            modules[name] = value
+            modules[name] = _api.module_registered(self, name, value)
             return
         buffers = d.get("_buffers")
-        if buffers is not None and name in buffers:
+        if isinstance(value, Buffer) or buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
-                    f"cannot assign '{_typename(value)}' as buffer '{name}' (torch.Tensor or None "
-                    "expected)"
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' (torch.nn.Buffer, "
+                    "torch.Tensor or None expected)"
                 )
-            buffers[name] = value
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            if isinstance(value, Buffer):
+                persistent = value.persistent
+                d.pop(name, None)
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            self.register_buffer(name, value, persistent)
             return
         object.__setattr__(self, name, value)
 
@@ -247,7 +273,13 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
+        for key in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                    "_forward_hooks_always_called", "_state_dict_pre_hooks",
+                    "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks",
+                    "_state_dict_hooks", "_backward_pre_hooks"):  # pickles from before these
+            self.__dict__.setdefault(key, OrderedDict())
 
+    set_submodule = _api.set_submodule
     # --- lookup -------------------------------------------------------------------------------
     def get_submodule(self, target: str) -> Module:
         """The module at dotted path ``target`` ("" is self); AttributeError if absent."""
@@ -404,12 +436,18 @@ class Module:
         for key, buf in self._buffers.items():
             if buf is not None:
                 with no_grad():
-                    self._buffers[key] = fn(buf)
+                    new = fn(buf)
+                if isinstance(buf, UninitializedTensorMixin):  # stays a placeholder, new dtype
+                    buf._array = new._array
+                else:
+                    self._buffers[key] = new
         return self
 
     def to(self, *args, **kwargs) -> Module:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``: floating
         parameters and buffers change dtype in place; devices are all the CPU."""
+        if "copy" in kwargs:  # PyTorch parses it with Tensor.to's signature, then refuses it
+            raise RuntimeError(".to() does not accept copy argument")
         dtype = kwargs.get("dtype")
         for a in args:
             if isinstance(a, dtypes.dtype):
@@ -477,11 +515,20 @@ class Module:
         """``hook(module, incompatible_keys)`` after ``load_state_dict``."""
         return _hooks.add_hook(self._load_state_dict_post_hooks, hook)
 
+    register_load_state_dict_pre_hook = _api.register_load_state_dict_pre_hook
+    _register_load_state_dict_pre_hook = _api._register_load_state_dict_pre_hook
+    register_state_dict_pre_hook = _api.register_state_dict_pre_hook
+    register_state_dict_post_hook = _api.register_state_dict_post_hook
+    _register_state_dict_hook = _api._register_state_dict_hook
+    to_empty = _api.to_empty
+    compile = _api.compile
+
     # --- hooks --------------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
         """``hook(module, args)`` (or ``(module, args, kwargs)``) before ``forward``; it may
         return new args."""
-        handle = _hooks.add_hook(self._forward_pre_hooks, hook, prepend)
+        handle = _hooks.add_hook(self._forward_pre_hooks, hook, prepend,
+                                 (self._forward_pre_hooks_with_kwargs,))
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         return handle
@@ -489,9 +536,13 @@ class Module:
     def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False):
         """``hook(module, args, output)`` after ``forward``; it may return a new output."""
-        handle = _hooks.add_hook(self._forward_hooks, hook, prepend)
+        handle = _hooks.add_hook(self._forward_hooks, hook, prepend,
+                                 (self._forward_hooks_with_kwargs,
+                                  self._forward_hooks_always_called))
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
         return handle
 
     def register_full_backward_hook(self, hook, prepend: bool = False):

@@ -59,3 +59,13 @@ def _rebuild_parameter(arr, requires_grad):
 
 def is_parameter(obj) -> bool:
     return isinstance(obj, Parameter)
+
+
+# issue 16, lane module: torch.nn.parameter's lazy placeholders and Buffer
+from ._parameter_lazy import (  # noqa: E402,F401
+    Buffer,
+    UninitializedBuffer,
+    UninitializedParameter,
+    UninitializedTensorMixin,
+    is_lazy,
+)

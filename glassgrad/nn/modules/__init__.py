@@ -102,6 +102,37 @@ from .transformer import (  # noqa: F401
     TransformerEncoderLayer,
 )
 
+# issue 16, lane module
+from . import lazy  # noqa: F401 - torch.nn.modules.lazy
+from .container import Container  # noqa: F401
+from .instancenorm import InstanceNorm3d  # noqa: F401
+from .lazy_layers import (  # noqa: F401
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+)
+from .sync_batchnorm import SyncBatchNorm  # noqa: F401
+
+# NOTE: torch.nn.modules.<file> paths of the lazy classes (programs and allow-lists name them)
+for _file, _names in {"linear": ("LazyLinear",), "batchnorm": ("LazyBatchNorm1d",
+                      "LazyBatchNorm2d", "LazyBatchNorm3d", "SyncBatchNorm"),
+                      "instancenorm": ("LazyInstanceNorm1d", "LazyInstanceNorm2d",
+                                       "LazyInstanceNorm3d"),
+                      "conv": ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+                               "LazyConvTranspose2d", "LazyConvTranspose3d")}.items():
+    for _name in _names:
+        setattr(_sys.modules[f"{__name__}.{_file}"], _name, globals()[_name])
+
 _sys.modules[f"{__name__}.module"] = module
 del _sys
 

@@ -5,6 +5,7 @@ key, so ``state_dict`` keys are ``"0.weight"``, ``"block.bias"`` as in PyTorch."
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
@@ -82,6 +83,30 @@ class Sequential(Module):
                              f"{type(other)} is given.")
         for layer in list(other):
             self.append(layer)
+        return self
+
+    def _check_factor(self, other) -> None:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+
+    def __mul__(self, other: int) -> Sequential:
+        """``seq * n``: a new Sequential with the same children repeated ``n`` times (shared,
+        not copied, as in PyTorch)."""
+        self._check_factor(other)
+        out = Sequential()
+        for i, module in enumerate(chain.from_iterable([list(self)] * other)):
+            out.add_module(str(i), module)
+        return out
+
+    def __rmul__(self, other: int) -> Sequential:
+        return self.__mul__(other)
+
+    def __imul__(self, other: int):
+        self._check_factor(other)
+        for module in list(self) * (other - 1):
+            self.append(module)
         return self
 
     def pop(self, key) -> Module:
@@ -382,6 +407,41 @@ class ParameterDict(Module):
         del self[key]
         return v
 
+    def __reversed__(self):
+        return reversed(self._keys)
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameters (not copies of them)."""
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def popitem(self):
+        key = next(reversed(self._keys), None)
+        if key is None:
+            raise KeyError("popitem(): dictionary is empty")
+        return key, self.pop(key)
+
+    def fromkeys(self, keys, default=None) -> ParameterDict:
+        return ParameterDict((k, default) for k in keys)
+
+    def __or__(self, other) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other) -> ParameterDict:
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
     def clear(self) -> None:
         for k in list(self._keys):
             del self[k]
@@ -407,3 +467,17 @@ class ParameterDict(Module):
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
+
+
+class Container(Module):
+    """Deprecated (``torch.nn.Container``): a Module whose keyword arguments become its children;
+    constructing one warns FutureWarning, as PyTorch does. Subclass ``Module`` instead."""
+
+    def __init__(self, **kwargs) -> None:
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2,
+        )
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -47,7 +47,9 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, forea
     if not grads:
         return
     coef = float(max_norm) / (float(total_norm) + 1e-6)
-    if coef < 1.0:  # NOTE: PyTorch clamps the coefficient at 1: gradients are never scaled up
+    # NOTE: PyTorch clamps the coefficient at 1: gradients are never scaled up; a NaN norm
+    # (error_if_nonfinite=False) scales them by NaN, as there
+    if not coef >= 1.0:
         with no_grad():
             for g in grads:
                 g.mul_(coef)

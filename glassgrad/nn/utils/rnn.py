@@ -120,6 +120,11 @@ class PackedSequence(_PackedSequenceBase):
     def is_pinned(self) -> bool:
         return False
 
+    def pin_memory(self) -> PackedSequence:
+        """``data`` in pinned memory (``Tensor.pin_memory``); the index tensors as they are."""
+        return type(self)(self.data.pin_memory(), self.batch_sizes, self.sorted_indices,
+                          self.unsorted_indices)
+
 
 def _batch_sizes(sorted_lengths: np.ndarray) -> np.ndarray:
     """``batch_sizes[t]`` = how many (decreasing) lengths exceed ``t``."""
