@@ -389,7 +389,12 @@ def _commit(self, result, op):
 
 def _composite_inplace(fn, op):
     def method(self, *args, **kwargs):
-        src = self._snapshot() if self._requires_grad else self
+        # NOTE: the composite may save self for another operand's gradient (lerp_'s weight
+        # needs end - self); the write below would then bump what it saved, so self is
+        # snapshotted whenever any operand records
+        records = self._requires_grad or any(
+            is_tensor(a) and a._requires_grad for a in (*args, *kwargs.values()))
+        src = self._snapshot() if records else self
         return _commit(self, fn(src, *args, **kwargs), op)
 
     method.__name__ = op
