@@ -247,7 +247,8 @@ class ContiguousCopy(Primitive):
 
     @staticmethod
     def forward(xp, x, *, order):
-        return xp.ascontiguousarray(x.transpose(order)).transpose(np.argsort(order))
+        # a copy even when x already lies in that order: clone(memory_format=) uses it too
+        return xp.array(x.transpose(order), order="C").transpose(np.argsort(order))
 
     @staticmethod
     def backward(grad, *, order):

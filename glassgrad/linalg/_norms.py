@@ -5,12 +5,17 @@ primitives, whose gradient at 0 is 0 as in PyTorch)."""
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from numbers import Number
 
 from ..ops._linalg_check import check_float, check_matrix, check_tensors, write_out
 from ..ops._names import scalar_type
 from ..ops._util import cast, wrap_dim
 from ..ops.reduction import norm as _vector_norm
+from ..dtypes import bfloat16 as _bfloat16
+
+_BF16, _F32 = _bfloat16.np, np.dtype("float32")
 
 
 def _cast_dtype(op, x, dtype):
@@ -42,6 +47,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     x = _cast_dtype(op, x, dtype)
     if x._array.dtype.kind == "c":  # the norm of the moduli (a real result, as in PyTorch)
         x = x.abs()
+    if x._array.dtype == _BF16:
+        # NOTE: NumPy has no bfloat16 kernels; torch accumulates a bfloat16 norm in float32 and
+        # rounds the result, which the round trip below reproduces (gradient included)
+        return write_out(cast(vector_norm(cast(x, _F32), ord, dim, keepdim), _BF16), out,
+                         "linalg_vector_norm")
     check_float(op, x)
     if dim == ():
         dim = None

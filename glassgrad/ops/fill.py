@@ -22,7 +22,17 @@ class Clone(Primitive):
 
 
 def clone(input, *, memory_format=None):
-    """A copy with its own storage, differentiable (``torch.clone``)."""
+    """A copy with its own storage, differentiable (``torch.clone``); ``memory_format=
+    glassgrad.channels_last`` (4-D) or ``channels_last_3d`` (5-D) lays the copy out channels
+    innermost, as torch does (RuntimeError for another rank)."""
+    if memory_format is not None:
+        from .. import _memory_format as mf
+
+        order = mf.order_of(memory_format, input.ndim, "clone")
+        if order is not None:
+            from .._tensor_methods_storage import ContiguousCopy
+
+            return ContiguousCopy.apply(input, order=order)
     return Clone.apply(input)
 
 
