@@ -429,7 +429,11 @@ class Module:
                 continue
             with no_grad():
                 new = fn(p)
-            p._array = new._array  # NOTE: the same Parameter object stays (optimizers hold it)
+            # NOTE: the same Parameter object stays (optimizers hold it)
+            if isinstance(p, UninitializedTensorMixin):
+                p._retype(new)
+            else:
+                p._array = new._array
             if p._grad is not None:
                 with no_grad():
                     p._grad = fn(p._grad)
@@ -438,7 +442,7 @@ class Module:
                 with no_grad():
                     new = fn(buf)
                 if isinstance(buf, UninitializedTensorMixin):  # stays a placeholder, new dtype
-                    buf._array = new._array
+                    buf._retype(new)
                 else:
                     self._buffers[key] = new
         return self
@@ -493,7 +497,8 @@ class Module:
         return self
 
     def share_memory(self) -> Module:
-        return self
+        """Move every parameter and buffer into shared memory (``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # --- state dict ---------------------------------------------------------------------------
     state_dict = _state_dict.state_dict
