@@ -58,7 +58,7 @@ class Buffer(Tensor):
         (['stats'], [])
     """
 
-    __slots__ = ("persistent",)
+    __slots__ = ("persistent", "__dict__")  # __dict__: attributes programs tag buffers with
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
         if data is None:
