@@ -314,3 +314,44 @@ def test_parameter_dict_dict_methods():
     assert run(glassgrad) == run(torch)
     ours, theirs = _raises(lambda lib: lib.nn.ParameterDict().popitem())
     assert ours == theirs
+
+
+def test_backward_hook_errors_and_output_warning():
+    def pre_count(lib):
+        m = lib.nn.Linear(2, 2)
+        m.register_full_backward_pre_hook(lambda mod, go: go + (lib.ones(1),))
+        m(lib.ones(1, 2, requires_grad=True)).sum().backward()
+
+    def no_input_grad(lib):
+        m = lib.nn.Linear(2, 2)
+        m.register_full_backward_hook(lambda mod, gi, go: (lib.ones(1, 2),))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m(lib.ones(1, 2)).sum().backward()
+
+    for case in (pre_count, no_input_grad):
+        ours, theirs = _raises(case)
+        assert ours == theirs
+    for lib in (glassgrad, torch):
+        class DictOut(lib.nn.Module):
+            def forward(self, x):
+                return {"y": x * 2}
+
+        m = DictOut()
+        seen = []
+        m.register_full_backward_hook(lambda *a: seen.append(1))
+        with pytest.warns(UserWarning, match="should be a Tensor or a tuple of Tensors"):
+            m(lib.ones(2, requires_grad=True))["y"].sum().backward()
+        assert seen == []
+
+
+def test_hook_handle_removes_its_flags():
+    for lib in (glassgrad, torch):
+        m = lib.nn.Linear(1, 1)
+        h1 = m.register_forward_pre_hook(lambda *a: None, with_kwargs=True)
+        h2 = m.register_forward_hook(lambda *a: None, with_kwargs=True, always_call=True)
+        assert len(h2.hooks_dict_ref()) == 1
+        h1.remove()
+        h2.remove()
+        assert not m._forward_pre_hooks_with_kwargs and not m._forward_hooks_with_kwargs
+        assert not m._forward_hooks_always_called

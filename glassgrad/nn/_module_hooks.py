@@ -225,9 +225,12 @@ class BackwardHook:
 
         def post(grad_inputs, grad_outputs):
             full = self._pack(node, grad_inputs, self.n_inputs)
-            if not self.user_hooks:
+            # NOTE: no grad_output seen (a gradient that reached the inputs without passing the
+            # outputs' node, e.g. an output that is not a Tensor or tuple): torch skips the hooks
+            if not self.user_hooks or self.grad_outputs is None:
                 return None
             res = self._call_hooks(full)
+            self.grad_outputs = None  # each backward through the outputs sets it afresh
             return tuple(res[i] for i in node._metadata["index"])
 
         node.register_hook(post)
