@@ -355,3 +355,34 @@ def test_hook_handle_removes_its_flags():
         h2.remove()
         assert not m._forward_pre_hooks_with_kwargs and not m._forward_hooks_with_kwargs
         assert not m._forward_hooks_always_called
+
+
+def test_non_full_backward_hooks():
+    """register_backward_hook: on the output's grad_fn (Tanh's gradients match torch's), torch's
+    FutureWarning where it misses gradients, and no mixing with full hooks."""
+
+    def run(lib):
+        seen = []
+        t_lin = lib.nn.Linear(2, 3).double()
+        m = lib.nn.Sequential(t_lin, lib.nn.Tanh())
+        m[1].register_backward_hook(lambda mod, gi, go: seen.append((gi, go)))
+        m[0].register_backward_hook(lambda mod, gi, go: None)
+        x = lib.tensor(np.linspace(-1, 1, 8).reshape(4, 2), requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m(x).sum().backward()
+        messages = [str(w.message) for w in caught if issubclass(w.category, FutureWarning)]
+        with pytest.raises(RuntimeError) as info:
+            m[0].register_full_backward_hook(lambda *a: None)
+        return seen, messages, str(info.value), m
+
+    g_seen, g_msgs, g_err, _ = run(glassgrad)
+    t_seen, t_msgs, t_err, _ = run(torch)
+    assert g_msgs == t_msgs and len(t_msgs) == 1 and g_err == t_err
+    # (the weights are fresh on each side: the shapes of what the hook saw are compared)
+    assert [tuple(g.shape) for g in g_seen[0][0]] == [tuple(g.shape) for g in t_seen[0][0]]
+    for case in (lambda lib: (lib.nn.modules.module.register_module_full_backward_hook(
+                    lambda *a: None).remove(),
+                  lib.nn.modules.module.register_module_backward_hook(lambda *a: None)),):
+        ours, theirs = _raises(case)
+        assert ours == theirs

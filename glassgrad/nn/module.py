@@ -15,6 +15,7 @@ from ..autograd.grad_mode import no_grad
 from ..backend import device as _device
 from ..tensor import Tensor
 from . import _module_hooks as _hooks
+from . import _module_hooks_legacy as _legacy_hooks
 from . import _module_state as _state_dict
 from . import _module_api as _api
 from ._module_hooks import (  # noqa: F401 - torch.nn.modules.module's global hook API
@@ -553,6 +554,7 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """``hook(module, grad_input, grad_output)`` when the gradients w.r.t. the module's
         tensor inputs are computed; it may return new ``grad_input``."""
+        _legacy_hooks.check_kind(self, True, "module")
         return _hooks.add_hook(self._backward_hooks, hook, prepend)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
@@ -561,8 +563,11 @@ class Module:
         return _hooks.add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_backward_hook(self, hook):
-        """Deprecated in PyTorch; glassgrad runs it as a full backward hook."""
-        return self.register_full_backward_hook(hook)
+        """Deprecated (``torch.nn.Module.register_backward_hook``): ``hook(module, grad_input,
+        grad_output)`` on the grad_fn of the module's first output only, with PyTorch's
+        FutureWarnings where that misses gradients; prefer ``register_full_backward_hook``."""
+        _legacy_hooks.check_kind(self, False, "module")
+        return _hooks.add_hook(self._backward_hooks, hook)
 
     # --- repr ---------------------------------------------------------------------------------
     def _get_name(self) -> str:
