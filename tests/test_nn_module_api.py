@@ -386,3 +386,17 @@ def test_non_full_backward_hooks():
                   lib.nn.modules.module.register_module_backward_hook(lambda *a: None)),):
         ours, theirs = _raises(case)
         assert ours == theirs
+
+
+def test_non_full_backward_hook_wrong_count():
+    for ret in (lambda gi: gi[:-1], lambda gi: gi + (gi[0],)):
+        def case(lib):
+            m = lib.nn.Sigmoid()
+            m.register_backward_hook(lambda mod, gi, go: ret(gi))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m(lib.ones(2, 2, requires_grad=True)).sum().backward()
+
+        ours, theirs = _raises(case)
+        assert ours[0] is theirs[0] is RuntimeError
+        assert ours[1].split("(")[-1] == theirs[1].split("(")[-1]

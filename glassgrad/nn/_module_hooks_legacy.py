@@ -65,7 +65,15 @@ def attach(module, args, result, hooks) -> None:
 
 def _bind(module, hook):
     def call(grad_inputs, grad_outputs):
-        return hook(module, grad_inputs, grad_outputs)
+        out = hook(module, grad_inputs, grad_outputs)
+        if out is not None:
+            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            if len(out) != len(grad_inputs):
+                raise RuntimeError(
+                    f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number "
+                    f"of values (got {len(out)}, but expected {len(grad_inputs)})"
+                )
+        return out
 
     return call
 

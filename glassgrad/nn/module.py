@@ -89,6 +89,7 @@ class Module:
         d["_forward_hooks_always_called"] = {}
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None  # which kind _backward_hooks holds, once it holds one
         d["_state_dict_hooks"] = OrderedDict()
         d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
