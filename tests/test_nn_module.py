@@ -316,4 +316,8 @@ def test_parameter_behaviour():
     e = glassgrad.nn.Parameter()
     assert e.shape == (0,) and e.requires_grad
     assert type(p * 2) is glassgrad.Tensor
-    assert not hasattr(p, "__dict__")  # Tensor is slotted and Parameter adds nothing
+    # as torch: a program may tag a parameter with attributes; they survive a pickle round trip
+    # (Tensor stays slotted: results of ops carry no __dict__)
+    p.tag = "decay"
+    assert pickle.loads(pickle.dumps(p)).tag == "decay"
+    assert not hasattr(p * 2, "__dict__")

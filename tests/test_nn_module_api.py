@@ -314,3 +314,89 @@ def test_parameter_dict_dict_methods():
     assert run(glassgrad) == run(torch)
     ours, theirs = _raises(lambda lib: lib.nn.ParameterDict().popitem())
     assert ours == theirs
+
+
+def test_backward_hook_errors_and_output_warning():
+    def pre_count(lib):
+        m = lib.nn.Linear(2, 2)
+        m.register_full_backward_pre_hook(lambda mod, go: go + (lib.ones(1),))
+        m(lib.ones(1, 2, requires_grad=True)).sum().backward()
+
+    def no_input_grad(lib):
+        m = lib.nn.Linear(2, 2)
+        m.register_full_backward_hook(lambda mod, gi, go: (lib.ones(1, 2),))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m(lib.ones(1, 2)).sum().backward()
+
+    for case in (pre_count, no_input_grad):
+        ours, theirs = _raises(case)
+        assert ours == theirs
+    for lib in (glassgrad, torch):
+        class DictOut(lib.nn.Module):
+            def forward(self, x):
+                return {"y": x * 2}
+
+        m = DictOut()
+        seen = []
+        m.register_full_backward_hook(lambda *a: seen.append(1))
+        with pytest.warns(UserWarning, match="should be a Tensor or a tuple of Tensors"):
+            m(lib.ones(2, requires_grad=True))["y"].sum().backward()
+        assert seen == []
+
+
+def test_hook_handle_removes_its_flags():
+    for lib in (glassgrad, torch):
+        m = lib.nn.Linear(1, 1)
+        h1 = m.register_forward_pre_hook(lambda *a: None, with_kwargs=True)
+        h2 = m.register_forward_hook(lambda *a: None, with_kwargs=True, always_call=True)
+        assert len(h2.hooks_dict_ref()) == 1
+        h1.remove()
+        h2.remove()
+        assert not m._forward_pre_hooks_with_kwargs and not m._forward_hooks_with_kwargs
+        assert not m._forward_hooks_always_called
+
+
+def test_non_full_backward_hooks():
+    """register_backward_hook: on the output's grad_fn (Tanh's gradients match torch's), torch's
+    FutureWarning where it misses gradients, and no mixing with full hooks."""
+
+    def run(lib):
+        seen = []
+        t_lin = lib.nn.Linear(2, 3).double()
+        m = lib.nn.Sequential(t_lin, lib.nn.Tanh())
+        m[1].register_backward_hook(lambda mod, gi, go: seen.append((gi, go)))
+        m[0].register_backward_hook(lambda mod, gi, go: None)
+        x = lib.tensor(np.linspace(-1, 1, 8).reshape(4, 2), requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m(x).sum().backward()
+        messages = [str(w.message) for w in caught if issubclass(w.category, FutureWarning)]
+        with pytest.raises(RuntimeError) as info:
+            m[0].register_full_backward_hook(lambda *a: None)
+        return seen, messages, str(info.value), m
+
+    g_seen, g_msgs, g_err, _ = run(glassgrad)
+    t_seen, t_msgs, t_err, _ = run(torch)
+    assert g_msgs == t_msgs and len(t_msgs) == 1 and g_err == t_err
+    # (the weights are fresh on each side: the shapes of what the hook saw are compared)
+    assert [tuple(g.shape) for g in g_seen[0][0]] == [tuple(g.shape) for g in t_seen[0][0]]
+    for case in (lambda lib: (lib.nn.modules.module.register_module_full_backward_hook(
+                    lambda *a: None).remove(),
+                  lib.nn.modules.module.register_module_backward_hook(lambda *a: None)),):
+        ours, theirs = _raises(case)
+        assert ours == theirs
+
+
+def test_non_full_backward_hook_wrong_count():
+    for ret in (lambda gi: gi[:-1], lambda gi: gi + (gi[0],)):
+        def case(lib):
+            m = lib.nn.Sigmoid()
+            m.register_backward_hook(lambda mod, gi, go: ret(gi))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m(lib.ones(2, 2, requires_grad=True)).sum().backward()
+
+        ours, theirs = _raises(case)
+        assert ours[0] is theirs[0] is RuntimeError
+        assert ours[1].split("(")[-1] == theirs[1].split("(")[-1]

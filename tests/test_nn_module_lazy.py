@@ -148,6 +148,17 @@ def test_uninitialized_placeholders():
         assert ours == theirs
         ours, theirs = _raises(lambda lib: getattr(lib.nn, cls)().share_memory_())
         assert ours == theirs
+    for use in (lambda lib, p: lib.add(p, p), lambda lib, p: p * 2,
+                lambda lib, p: lib.optim.Adagrad([p])):
+        ours, theirs = _raises(lambda lib: use(lib, lib.nn.UninitializedParameter()))
+        assert ours[0] is theirs[0] is ValueError
+        assert ours[1].startswith("Attempted to use an uninitialized parameter in ")
+    ours, theirs = _raises(lambda lib: lib.nn.LazyLinear(2).share_memory())
+    assert ours == theirs
+    g, t = _both(lambda lib: lib.nn.LazyLinear(2).double())
+    assert _norm(repr(g.weight.dtype)) == _norm(repr(t.weight.dtype))
+    with pytest.raises(ValueError, match="uninitialized parameter"):
+        g.weight + 1  # still a guarded placeholder after the dtype change
     g, t = _both(lambda lib: lib.nn.UninitializedParameter(dtype=lib.float64))
     g.materialize((2, 3))
     t.materialize((2, 3))

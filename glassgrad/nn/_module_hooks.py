@@ -74,13 +74,17 @@ def register_module_forward_hook(hook, *, with_kwargs: bool = False,
 
 def register_module_full_backward_hook(hook) -> RemovableHandle:
     """``hook(module, grad_input, grad_output)`` for every module (``torch.nn.modules.module``)."""
+    from . import _module_hooks_legacy
+
+    _module_hooks_legacy.check_kind(None, True, "global")
     return add_hook(_global_backward_hooks, hook)
 
 
 def register_module_backward_hook(hook) -> RemovableHandle:
-    """Deprecated in PyTorch; glassgrad runs it as a full backward hook, as
-    ``Module.register_backward_hook`` does."""
-    return add_hook(_global_backward_hooks, hook)
+    """Deprecated: a non-full hook on every module (see ``_module_hooks_legacy``)."""
+    from . import _module_hooks_legacy
+
+    return _module_hooks_legacy.register_global(hook)
 
 
 def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
@@ -225,9 +229,12 @@ class BackwardHook:
 
         def post(grad_inputs, grad_outputs):
             full = self._pack(node, grad_inputs, self.n_inputs)
-            if not self.user_hooks:
+            # NOTE: no grad_output seen (a gradient that reached the inputs without passing the
+            # outputs' node, e.g. an output that is not a Tensor or tuple): torch skips the hooks
+            if not self.user_hooks or self.grad_outputs is None:
                 return None
             res = self._call_hooks(full)
+            self.grad_outputs = None  # each backward through the outputs sets it afresh
             return tuple(res[i] for i in node._metadata["index"])
 
         node.register_hook(post)
@@ -291,7 +298,7 @@ def call_with_hooks(module, args, kwargs):
             if res is not None:
                 args = res if isinstance(res, tuple) else (res,)
     bw_hook = None
-    full_hooks = [*_global_backward_hooks.values(), *module._backward_hooks.values()]
+    full_hooks, legacy_hooks = _split_backward_hooks(module)
     pre_hooks = [*_global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]
     if full_hooks or pre_hooks:
         bw_hook = BackwardHook(module, full_hooks, pre_hooks)
@@ -318,7 +325,19 @@ def call_with_hooks(module, args, kwargs):
             )
         else:
             result = bw_hook.setup_output_hook(result)
+    if legacy_hooks:
+        from . import _module_hooks_legacy
+
+        _module_hooks_legacy.attach(module, args, result, legacy_hooks)
     return result
+
+
+def _split_backward_hooks(module):
+    if not (_global_backward_hooks or module._backward_hooks):
+        return [], []
+    from . import _module_hooks_legacy
+
+    return _module_hooks_legacy.split(module)
 
 
 def _run_forward_hook(module, hook_id, hook, args, kwargs, result):

@@ -4,6 +4,8 @@ Tensor kind that ``Module.__setattr__`` registers as a buffer."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._factories import empty
 from ..tensor import Tensor
 from .parameter import Parameter
@@ -13,6 +15,31 @@ _SHAPE_ERROR = (
     "in `load_state_dict` when trying to load an uninitialized parameter into an initialized one. "
     "Call `forward` to initialize the parameters before accessing their attributes."
 )
+
+
+class _Unmaterialized(np.ndarray):
+    """The empty storage of a placeholder: any NumPy computation on it raises PyTorch's
+    ValueError, so an op given an uninitialized parameter fails instead of returning an empty
+    result. Reading its dtype, or ``astype`` (a dtype change), stays allowed."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise ValueError(_use_error(ufunc.__name__))
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise ValueError(_use_error(func.__name__))
+
+
+def _use_error(what: str) -> str:
+    return (
+        f"Attempted to use an uninitialized parameter in {what}. This error happens when you are "
+        "using a `LazyModule` or explicitly manipulating `torch.nn.parameter.Uninitialized*` "
+        "objects. When using LazyModules Call `forward` with a dummy batch to initialize the "
+        "parameters before calling torch functions"
+    )
+
+
+def _placeholder_storage(dtype):
+    return empty(0, dtype=dtype)._array.view(_Unmaterialized)
 
 
 class Buffer(Tensor):
@@ -31,7 +58,7 @@ class Buffer(Tensor):
         (['stats'], [])
     """
 
-    __slots__ = ("persistent",)
+    __slots__ = ("persistent", "__dict__")  # __dict__: attributes programs tag buffers with
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
         if data is None:
@@ -68,6 +95,10 @@ class UninitializedTensorMixin:
         see the real tensor."""
         self._array = empty(shape, dtype=dtype if dtype is not None else self.dtype)._array
         self.__class__ = self.cls_to_become
+
+    def _retype(self, new: Tensor) -> None:
+        """Take ``new``'s dtype (``module.double()`` on a lazy module), staying a placeholder."""
+        self._array = new._array.view(_Unmaterialized)
 
     @property
     def shape(self):
@@ -109,6 +140,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
         out = Parameter.__new__(cls, empty(0, dtype=dtype), requires_grad)
+        out._array = _placeholder_storage(out.dtype)
         return out
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None):
@@ -135,6 +167,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Buffer):
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None,
                 persistent: bool = True):
         out = Buffer.__new__(cls, empty(0, dtype=dtype), persistent=persistent)
+        out._array = _placeholder_storage(out.dtype)
         out._requires_grad = requires_grad
         return out
 

@@ -15,6 +15,7 @@ from ..autograd.grad_mode import no_grad
 from ..backend import device as _device
 from ..tensor import Tensor
 from . import _module_hooks as _hooks
+from . import _module_hooks_legacy as _legacy_hooks
 from . import _module_state as _state_dict
 from . import _module_api as _api
 from ._module_hooks import (  # noqa: F401 - torch.nn.modules.module's global hook API
@@ -88,6 +89,7 @@ class Module:
         d["_forward_hooks_always_called"] = {}
         d["_backward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None  # which kind _backward_hooks holds, once it holds one
         d["_state_dict_hooks"] = OrderedDict()
         d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
@@ -429,7 +431,11 @@ class Module:
                 continue
             with no_grad():
                 new = fn(p)
-            p._array = new._array  # NOTE: the same Parameter object stays (optimizers hold it)
+            # NOTE: the same Parameter object stays (optimizers hold it)
+            if isinstance(p, UninitializedTensorMixin):
+                p._retype(new)
+            else:
+                p._array = new._array
             if p._grad is not None:
                 with no_grad():
                     p._grad = fn(p._grad)
@@ -438,7 +444,7 @@ class Module:
                 with no_grad():
                     new = fn(buf)
                 if isinstance(buf, UninitializedTensorMixin):  # stays a placeholder, new dtype
-                    buf._array = new._array
+                    buf._retype(new)
                 else:
                     self._buffers[key] = new
         return self
@@ -493,7 +499,8 @@ class Module:
         return self
 
     def share_memory(self) -> Module:
-        return self
+        """Move every parameter and buffer into shared memory (``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # --- state dict ---------------------------------------------------------------------------
     state_dict = _state_dict.state_dict
@@ -548,6 +555,7 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """``hook(module, grad_input, grad_output)`` when the gradients w.r.t. the module's
         tensor inputs are computed; it may return new ``grad_input``."""
+        _legacy_hooks.check_kind(self, True, "module")
         return _hooks.add_hook(self._backward_hooks, hook, prepend)
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False):
@@ -556,8 +564,11 @@ class Module:
         return _hooks.add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_backward_hook(self, hook):
-        """Deprecated in PyTorch; glassgrad runs it as a full backward hook."""
-        return self.register_full_backward_hook(hook)
+        """Deprecated (``torch.nn.Module.register_backward_hook``): ``hook(module, grad_input,
+        grad_output)`` on the grad_fn of the module's first output only, with PyTorch's
+        FutureWarnings where that misses gradients; prefer ``register_full_backward_hook``."""
+        _legacy_hooks.check_kind(self, False, "module")
+        return _hooks.add_hook(self._backward_hooks, hook)
 
     # --- repr ---------------------------------------------------------------------------------
     def _get_name(self) -> str:

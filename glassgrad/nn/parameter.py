@@ -20,7 +20,9 @@ class Parameter(Tensor):
         tensor([0., 0.], requires_grad=True)
     """
 
-    __slots__ = ()  # NOTE [Hot path]: Tensor is slotted; a Parameter adds no state
+    # NOTE [Hot path]: Tensor is slotted; a Parameter adds only a lazily made __dict__, for the
+    # attributes programs tag parameters with (p._no_weight_decay = True), as torch allows
+    __slots__ = ("__dict__",)
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
@@ -50,11 +52,14 @@ class Parameter(Tensor):
         return out
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self._array.copy(), self._requires_grad))
+        return (_rebuild_parameter, (self._array.copy(), self._requires_grad, self.__dict__))
 
 
-def _rebuild_parameter(arr, requires_grad):
-    return Parameter(Tensor._make(arr), requires_grad)
+def _rebuild_parameter(arr, requires_grad, state=None):
+    out = Parameter(Tensor._make(arr), requires_grad)
+    if state:
+        out.__dict__.update(state)
+    return out
 
 
 def is_parameter(obj) -> bool:
