@@ -3,6 +3,7 @@ state-dict and load-state-dict hooks, ``to_empty``, ``compile``."""
 
 from __future__ import annotations
 
+from ..autograd.grad_mode import no_grad
 from . import _module_hooks as _hooks
 
 
@@ -113,3 +114,15 @@ def compile(self, *args, **kwargs) -> None:
     from .._compile import compile as _compile
 
     self._compiled_call_impl = _compile(self._call_impl, *args, **kwargs)
+
+
+def overwritten(p, new, fn):
+    """A new Parameter for a conversion under ``set_overwrite_module_params_on_conversion``
+    (torch assigns ``Parameter(fn(p), p.requires_grad)`` and converts ``.grad`` likewise)."""
+    from .parameter import Parameter
+
+    fresh = Parameter(new.detach(), p.requires_grad)
+    if p._grad is not None:
+        with no_grad():
+            fresh.grad = fn(p._grad).requires_grad_(p._grad.requires_grad)
+    return fresh

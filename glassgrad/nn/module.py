@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator
 
+from .. import __future__ as _future
 from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..backend import device as _device
@@ -426,19 +427,24 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for p in self._parameters.values():
+        overwrite = _future._overwrite_module_params_on_conversion and not (
+            _future._swap_module_params_on_conversion)
+        for key, p in self._parameters.items():
             if p is None:
                 continue
             with no_grad():
                 new = fn(p)
+            if overwrite and not isinstance(p, UninitializedTensorMixin):
+                self._parameters[key] = _api.overwritten(p, new, fn)
+                continue
             # NOTE: the same Parameter object stays (optimizers hold it)
             if isinstance(p, UninitializedTensorMixin):
                 p._retype(new)
             else:
                 p._array = new._array
             if p._grad is not None:
-                with no_grad():
-                    p._grad = fn(p._grad)
+                with no_grad():  # the same grad object too, as torch's `.grad.data =`
+                    p._grad._array = fn(p._grad)._array
         for key, buf in self._buffers.items():
             if buf is not None:
                 with no_grad():
