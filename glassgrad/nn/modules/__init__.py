@@ -102,6 +102,16 @@ from .transformer import (  # noqa: F401
     TransformerEncoderLayer,
 )
 
+# issue 16, lane pool
+from .pooling_extra import (  # noqa: F401
+    AdaptiveMaxPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+)
+
 _sys.modules[f"{__name__}.module"] = module
 del _sys
 
