@@ -236,10 +236,15 @@ def _adaptive_size(x, output_size, nd, op) -> tuple:
 
 
 def _adaptive_input(input, nd: int, op: str):
-    if not isinstance(input, Tensor) or input.ndim not in (nd + 1, nd + 2):
-        shape = list(input.shape) if isinstance(input, Tensor) else type(input).__name__
+    if not isinstance(input, Tensor):
+        kind = type(input)
+        what = kind.__name__ if kind.__module__ == "builtins" else (
+            f"{kind.__module__}.{kind.__name__}")
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {what}")
+    if input.ndim not in (nd + 1, nd + 2):
         sep = ":" if "max" in op else ""
-        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{sep} {shape}")
+        raise RuntimeError(
+            f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{sep} {list(input.shape)}")
     return (input, True) if input.ndim == nd + 2 else (input.unsqueeze(0), False)
 
 

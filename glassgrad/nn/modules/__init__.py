@@ -111,6 +111,9 @@ from .pooling_extra import (  # noqa: F401
     LPPool2d,
     LPPool3d,
 )
+from .activation import Softmax2d  # noqa: F401
+from .lrn import CrossMapLRN2d, LocalResponseNorm  # noqa: F401
+from .normalization import InstanceNorm3d  # noqa: F401
 
 _sys.modules[f"{__name__}.module"] = module
 del _sys
