@@ -139,3 +139,22 @@ def test_instance_norm_half_input_keeps_float32_stats():
     assert res[0][0].dtype == glassgrad.float16
     for a, b in zip(res[0], res[1]):
         assert_close(a, b, 2e-3, 2e-3, what="half instance_norm")
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, rm, rv: lib.instance_norm(lib.arange(6.).reshape(2, 3, 1), None, None, rm, rv,
+                                          True, 0.1, 1e-5, False),
+    lambda lib, rm, rv: lib.nn.functional.instance_norm(lib.ones(2, 3, 0), rm, rv),
+    lambda lib, rm, rv: lib.nn.functional.instance_norm(lib.ones(0, 3, 4), rm, rv),
+], ids=["one spatial element", "empty plane", "empty batch"])
+def test_instance_norm_running_stats_edge_cases(call):
+    """torch's NaN variance for one element, untouched stats for empty planes, NaN for an empty
+    batch."""
+    stats = []
+    for lib in LIBS:
+        rm, rv = lib.zeros(3), lib.ones(3)
+        out = call(lib, rm, rv)
+        stats.append((out, rm, rv))
+    for a, b in zip(*stats):
+        assert tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-4, equal_nan=True)

@@ -114,14 +114,27 @@ def instance_norm_unchecked(input, running_mean, running_var, weight, bias,
         centred = input - mu
         var = mean(centred * centred, dims, keepdim=True)
         out = scale_shift(input, mu, rsqrt(var + eps), w, b)
-    if running_mean is not None and input.shape[0]:
-        size = math.prod(input.shape[2:])
-        with no_grad():
-            batch_mean = mu.detach().reshape(-1, c).mean(0)
-            batch_var = var.detach().reshape(-1, c).mean(0) * (size / (size - 1))
-            for buf, stat in ((running_mean, batch_mean), (running_var, batch_var)):
-                buf.copy_(buf * (1.0 - momentum) + stat.to(buf.dtype) * momentum)
+    size = math.prod(input.shape[2:])
+    if running_mean is not None and size:
+        _update_running_stats(running_mean, running_var, mu, var, n, c, size, momentum)
     return out
+
+
+def _update_running_stats(running_mean, running_var, mu, var, n, c, size, momentum):
+    """torch's update: each of the N repeated copies of the running statistics steps by
+    ``momentum`` towards its sample's mean and unbiased variance, then the N copies are averaged
+    (an empty batch leaves NaN, one spatial element a NaN variance, as in torch; an empty plane
+    leaves them unchanged, as torch's empty batch norm does)."""
+    with no_grad(), np.errstate(invalid="ignore"):  # 0 * inf: torch's NaN variance, silently
+        if n == 0:
+            for buf in (running_mean, running_var):
+                buf.fill_(math.nan)
+            return
+        unbiased = size / (size - 1) if size > 1 else math.inf
+        batch_mean = mu.detach().reshape(-1, c).mean(0)
+        batch_var = var.detach().reshape(-1, c).mean(0) * unbiased
+        for buf, stat in ((running_mean, batch_mean), (running_var, batch_var)):
+            buf.copy_(buf * (1.0 - momentum) + stat.to(buf.dtype) * momentum)
 
 
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
