@@ -87,7 +87,7 @@ def test_instance_norm_old_checkpoint_running_stats_reported():
 
 @pytest.mark.parametrize("channels, size", [(2, 3), (5, 3), (6, 2), (7, 5), (4, 1)])
 def test_cross_map_lrn2d_values_match_torch_and_gradient_is_exact(channels, size):
-    x = RNG.standard_normal((2, channels, 3, 2))
+    x = RNG.standard_normal((1, channels, 2, 2))
     ours, theirs = (lib.nn.CrossMapLRN2d(size, alpha=0.5, beta=0.7, k=1.5)(lib.tensor(x))
                     for lib in LIBS)
     assert_close(ours, theirs, 1e-12, 1e-10, what="CrossMapLRN2d")

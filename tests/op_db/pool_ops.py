@@ -19,10 +19,10 @@ def _values(name):
 def _lp(shape_batched, shape_unbatched, kernels):
     def make(rng):
         out = []
-        for p, lo in ((2, -2.0), (1.5, 0.2), (3, 0.2), (1, 0.2)):
-            for kw in kernels:
-                x = arr(rng, *shape_batched, lo=lo)
-                out.append(Sample((x, p), dict(kw), desc=f"p={p} {kw}"))
+        # a fractional or odd power of a negative number is NaN or 0 in both: positive there
+        for (p, lo), kw in zip(((2, -2.0), (1.5, 0.2), (3, 0.2), (1, 0.2)), kernels * 2):
+            x = arr(rng, *shape_batched, lo=lo)
+            out.append(Sample((x, p), dict(kw), desc=f"p={p} {kw}"))
         out.append(Sample((arr(rng, *shape_unbatched), 2.0), dict(kernels[0]), desc="unbatched"))
         out.append(Sample((arr(rng, *shape_batched), float("inf")), dict(kernels[0]),
                           desc="p=inf"))
