@@ -151,3 +151,14 @@ def test_with_indices_names_return_pairs():
     ours, theirs = (lib.nn.functional.adaptive_max_pool1d_with_indices(lib.tensor(y), 3)
                     for lib in LIBS)
     np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
+
+
+def test_editing_returned_indices_leaves_the_gradient():
+    """torch saves the indices and raises on backward after ``indices.add_(1)``; glassgrad's
+    node holds its own copy, so the gradient stays the one of the forward."""
+    x = glassgrad.tensor(RNG.standard_normal((1, 2, 4, 4)), requires_grad=True)
+    out, idx = glassgrad.nn.functional.adaptive_max_pool2d(x, 2, return_indices=True)
+    ref, = glassgrad.autograd.grad(out.sum(), x, retain_graph=True)
+    idx.add_(1)
+    again, = glassgrad.autograd.grad(out.sum(), x)
+    np.testing.assert_array_equal(ref.numpy(), again.numpy())

@@ -143,7 +143,9 @@ def _finish(out, indices, batched, return_indices):
         out = out.squeeze(0)
         indices = indices[0]
     if return_indices:
-        return out, primitive._make(indices)
+        # NOTE: a copy: the node keeps the array as an attribute (not a saved tensor), so an
+        # in-place edit of the returned indices must not reach its backward
+        return out, primitive._make(indices.copy())
     return out
 
 
