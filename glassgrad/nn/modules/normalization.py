@@ -141,13 +141,19 @@ class _InstanceNorm(_NormBase):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
                          bias=bias)
 
-    def forward(self, input):
+    def _get_no_batch_dim(self) -> int:
+        return self._batched_ndim - 1
+
+    def _check_input_dim(self, input) -> None:
         if input.dim() not in (self._batched_ndim - 1, self._batched_ndim):
             raise ValueError(
                 f"expected {self._batched_ndim - 1}D or {self._batched_ndim}D input (got "
                 f"{input.dim()}D input)"
             )
-        feature_dim = input.dim() - (self._batched_ndim - 1)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._get_no_batch_dim()
         if input.shape[feature_dim] != self.num_features:
             if self.affine:
                 raise ValueError(
