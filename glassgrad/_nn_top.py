@@ -10,6 +10,7 @@ import warnings
 
 from .nn import functional as F
 from .nn._functional_dropout import _feature_dropout
+from .nn._functional_norm import instance_norm_unchecked
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -47,8 +48,9 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
     """``torch.instance_norm``: ``F.instance_norm`` with torch's top-level argument order."""
     _tensor_args("instance_norm", weight=(2, weight), bias=(3, bias), running_mean=(4, running_mean),
                  running_var=(5, running_var))
-    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
-                           momentum, eps)
+    # NOTE: without F.instance_norm's spatial-size check, which torch's Python layer adds
+    return instance_norm_unchecked(input, running_mean, running_var, weight, bias,
+                                   use_input_stats, momentum, eps)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):

@@ -61,7 +61,6 @@ _ISSUE15_OPEN = "issue 15: bad input not yet handled as torch handles it (see th
 KNOWN.update({case: _ISSUE15_OPEN for case in [
     ("ldexp", "bad_index"), ("ldexp_float", "int_dtype"), ("polygamma_1", "bad_index"),
     ("special_i1", "nan_inf"), ("special_i1e", "nan_inf"), ("airy_ai", "bad_index"),
-    ("top_instance_norm", "nan_inf"), ("top_instance_norm", "empty"), ("top_group_norm", "nan_inf"),
     ("top_bce_with_logits", "nan_inf"), ("top_bce_with_logits", "python_values"),
     ("top_celu", "nan_inf"), ("top_selu", "nan_inf"), ("top_prelu", "nan_inf"),
     ("top_hinge_embedding_loss", "int_dtype"), ("top_poisson_nll_loss", "nan_inf"),

@@ -239,6 +239,15 @@ def _update_running(buf, stat, momentum: float) -> None:
     buf._write(buf._array + scaled, "add")
 
 
+def scale_shift(x, mean, rstd, weight, bias):
+    """``(x - mean) * rstd * weight + bias`` in PyTorch's kernel form ``x * a + (bias - mean *
+    a)`` with ``a = rstd * weight``: the same rounding, and a non-finite weight gives torch's
+    NaN (inf - inf) where the centred form gives +-inf. Arguments broadcast against ``x``."""
+    scale = rstd if weight is None else rstd * weight
+    shift = -mean * scale if bias is None else bias - mean * scale
+    return x * scale + shift
+
+
 def _normalize_last(x, dims, eps):
     mu = mean(x, dims, keepdim=True)
     centred = x - mu
@@ -323,27 +332,13 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         _check_mixed("group_norm", input, weight, bias)
     if _half_input(input):
         return group_norm(*_widen(input), num_groups, *_widen(weight, bias), eps).to(input.dtype)
-    grouped = input.reshape(n, num_groups, -1)
-    out = _normalize_last(grouped, (2,), eps).reshape(input.shape)
-    return _affine(out, weight, bias, (1, c) + (1,) * (input.ndim - 2))
-
-
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
-    """Normalise each ``(n, c)`` plane of ``(N, C, *)`` (``torch.nn.functional.instance_norm``);
-    running statistics are not supported."""
-    if running_mean is not None or running_var is not None or not use_input_stats:
-        raise NotImplementedError("glassgrad: instance_norm with running statistics")
-    if input.is_floating_point():
-        _check_mixed("instance_norm", input, weight, bias)
-    if _half_input(input):
-        return instance_norm(*_widen(input), weight=weight, bias=bias, eps=eps).to(input.dtype)
-    out = _normalize_last(input, tuple(range(2, input.ndim)), eps)
-    return _affine(out, weight, bias, (1, input.shape[1]) + (1,) * (input.ndim - 2))
-
-
-def local_response_norm(*args, **kwargs):  # pragma: no cover - rarely used
-    raise NotImplementedError("glassgrad: local_response_norm is not implemented")
+    grouped = input.reshape(n, num_groups, c // num_groups, input.numel() // max(n * c, 1))
+    mu = mean(grouped, (2, 3), keepdim=True)
+    centred = grouped - mu
+    rstd = rsqrt(mean(centred * centred, (2, 3), keepdim=True) + eps)
+    shape = (1, num_groups, c // num_groups, 1)
+    w, b = (None if t is None else t.reshape(shape) for t in (weight, bias))
+    return scale_shift(grouped, mu, rstd, w, b).reshape(input.shape)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
@@ -554,7 +549,6 @@ __all__ = [
     "cosine_similarity",
     "embedding",
     "group_norm",
-    "instance_norm",
     "layer_norm",
     "linear",
     "normalize",

@@ -143,7 +143,9 @@ def _finish(out, indices, batched, return_indices):
         out = out.squeeze(0)
         indices = indices[0]
     if return_indices:
-        return out, primitive._make(indices)
+        # NOTE: a copy: the node keeps the array as an attribute (not a saved tensor), so an
+        # in-place edit of the returned indices must not reach its backward
+        return out, primitive._make(indices.copy())
     return out
 
 
@@ -172,12 +174,12 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=True):
+                            ceil_mode=False, return_indices=False):
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=True):
+                            ceil_mode=False, return_indices=False):
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
@@ -236,10 +238,15 @@ def _adaptive_size(x, output_size, nd, op) -> tuple:
 
 
 def _adaptive_input(input, nd: int, op: str):
-    if not isinstance(input, Tensor) or input.ndim not in (nd + 1, nd + 2):
-        shape = list(input.shape) if isinstance(input, Tensor) else type(input).__name__
+    if not isinstance(input, Tensor):
+        kind = type(input)
+        what = kind.__name__ if kind.__module__ == "builtins" else (
+            f"{kind.__module__}.{kind.__name__}")
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {what}")
+    if input.ndim not in (nd + 1, nd + 2):
         sep = ":" if "max" in op else ""
-        raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{sep} {shape}")
+        raise RuntimeError(
+            f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{sep} {list(input.shape)}")
     return (input, True) if input.ndim == nd + 2 else (input.unsqueeze(0), False)
 
 
@@ -299,7 +306,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max_poolnd(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
-def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
     return adaptive_max_pool2d(input, output_size, True)
 
 

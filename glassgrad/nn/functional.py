@@ -23,6 +23,11 @@ except ModuleNotFoundError as _e:
     if _e.name != __name__.rsplit(".", 1)[0] + "._functional_conv":
         raise
 
+# issue 16, lane pool
+from ._functional_pool_extra import *  # noqa: F403
+from ._functional_fractional import *  # noqa: F403
+from ._functional_norm import *  # noqa: F403
+
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 
 

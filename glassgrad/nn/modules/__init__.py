@@ -132,6 +132,18 @@ for _file, _names in {"linear": ("LazyLinear",), "batchnorm": ("LazyBatchNorm1d"
                                "LazyConvTranspose2d", "LazyConvTranspose3d")}.items():
     for _name in _names:
         setattr(_sys.modules[f"{__name__}.{_file}"], _name, globals()[_name])
+# issue 16, lane pool
+from .pooling_extra import (  # noqa: F401
+    AdaptiveMaxPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+)
+from .activation import Softmax2d  # noqa: F401
+from .lrn import CrossMapLRN2d, LocalResponseNorm  # noqa: F401
+from .normalization import InstanceNorm3d  # noqa: F401
 
 _sys.modules[f"{__name__}.module"] = module
 del _sys

@@ -243,6 +243,17 @@ class Softmax(_DimModule):
         return F.softmax(input, self.dim, _stacklevel=5)
 
 
+class Softmax2d(Module):
+    """Softmax over the channels at every spatial position of (N, C, H, W) or (C, H, W), i.e.
+    along dim -3 (``torch.nn.Softmax2d``); ValueError for other ranks."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
 class LogSoftmax(_DimModule):
     """Log-probabilities along ``dim`` (``torch.nn.LogSoftmax``)."""
 

@@ -1,9 +1,10 @@
 """Normalisation layers: ``BatchNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``, ``RMSNorm``,
-``InstanceNorm1d/2d`` (``torch.nn.BatchNorm2d`` ...)."""
+``InstanceNorm1d/2d/3d`` (``torch.nn.BatchNorm2d`` ...)."""
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ... import dtypes
 from ..._factories import empty, ones, tensor, zeros
@@ -129,36 +130,85 @@ class BatchNorm3d(_BatchNorm):
 
 
 class _InstanceNorm(_NormBase):
+    """Instance norm layers: per-sample statistics; with ``track_running_stats`` the running
+    statistics are updated in training and used in eval (``torch.nn.modules.instancenorm``)."""
+
     _batched_ndim = 3
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
                  dtype=None, *, bias: bool = True) -> None:
-        if track_running_stats:
-            raise NotImplementedError("glassgrad: InstanceNorm with track_running_stats=True")
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
                          bias=bias)
 
-    def forward(self, input):
+    def _get_no_batch_dim(self) -> int:
+        return self._batched_ndim - 1
+
+    def _check_input_dim(self, input) -> None:
         if input.dim() not in (self._batched_ndim - 1, self._batched_ndim):
             raise ValueError(
                 f"expected {self._batched_ndim - 1}D or {self._batched_ndim}D input (got "
                 f"{input.dim()}D input)"
             )
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._get_no_batch_dim()
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match num_features "
+                    f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You can "
+                "silence this warning by not passing in num_features, which is not used "
+                "because affine=False", stacklevel=2)
         unbatched = input.dim() == self._batched_ndim - 1
         x = input.unsqueeze(0) if unbatched else input
-        out = F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
         return out.squeeze(0) if unbatched else out
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs) -> None:
+        keys = [prefix + name for name in ("running_mean", "running_var")]
+        found = [k for k in keys if k in state_dict]
+        if local_metadata.get("version", None) is None and not self.track_running_stats and found:
+            # NOTE: checkpoints from before 0.4 saved running stats nobody tracked; torch
+            # reports them and drops them
+            name = type(self).__name__
+            names = " and ".join(f'"{k}"' for k in found)
+            error_msgs.append(
+                f"Unexpected running stats buffer(s) {names} for {name} with "
+                "track_running_stats=False. If state_dict is a checkpoint saved before 0.4.0, "
+                f"this may be expected because {name} does not track running stats by default "
+                "since 0.4.0. Please remove these keys from state_dict. If the running stats are "
+                f"actually needed, instead set track_running_stats=True in {name} to enable "
+                f"them. See the documentation of {name} for details.")
+            for k in found:
+                state_dict.pop(k)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Normalise each channel of each sample of ``(N, C, L)`` (``torch.nn.InstanceNorm1d``)."""
+    """Normalise each channel of each sample of ``(N, C, L)`` or ``(C, L)``
+    (``torch.nn.InstanceNorm1d``); ``affine`` adds per-channel weight and bias,
+    ``track_running_stats`` running statistics (updated in training, used in eval)."""
 
 
 class InstanceNorm2d(_InstanceNorm):
     """Normalise each channel of each sample of ``(N, C, H, W)`` (``torch.nn.InstanceNorm2d``)."""
 
     _batched_ndim = 4
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalise each channel of each sample of ``(N, C, D, H, W)`` or ``(C, D, H, W)``
+    (``torch.nn.InstanceNorm3d``)."""
+
+    _batched_ndim = 5
 
 
 def _shape(normalized_shape) -> tuple:
@@ -261,3 +311,7 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+# NOTE: torch.nn.modules.normalization also holds the LRN layers, written in lrn.py
+from .lrn import CrossMapLRN2d, LocalResponseNorm  # noqa: E402, F401

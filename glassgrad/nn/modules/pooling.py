@@ -266,3 +266,10 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """Inverse of ``MaxPool3d`` given its indices (``torch.nn.MaxUnpool3d``)."""
 
     _nd = 3
+
+
+# NOTE: torch.nn.modules.pooling also holds issue 16's pooling layers, written in pooling_extra.py
+from .pooling_extra import *  # noqa: E402, F403
+from .pooling_extra import __all__ as _extra  # noqa: E402
+
+__all__ += _extra
