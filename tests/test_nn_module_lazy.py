@@ -51,7 +51,7 @@ LAZY = [
     ("LazyInstanceNorm2d", (), {"track_running_stats": False, "affine": False}, (2, 3, 4, 4)),
     ("LazyInstanceNorm3d", (), {"track_running_stats": False}, (2, 3, 3, 3, 3)),
     ("LazyInstanceNorm1d", (), {}, (2, 3, 5)),  # torch's defaults: running stats tracked
-    ("LazyInstanceNorm2d", (), {"affine": False}, (3, 4, 4)),
+    ("LazyInstanceNorm2d", (), {"affine": False}, (2, 3, 4, 4)),
 ]
 
 
