@@ -157,3 +157,66 @@ def test_errors_match_torch(call, phrase):
     ours, theirs = _error(glassgrad, call), _error(torch, call)
     assert theirs[0] is not None and phrase in theirs[1], theirs
     assert ours[0] is theirs[0] and phrase in ours[1], ours
+
+
+_W, _B = np.ones((3, 3, 4)), np.ones(4)
+_EXTRA_ERRORS = [
+    ("tbc input rank", lambda m: m.conv_tbc(m.ones(2, 3), m.tensor(_W), m.tensor(_B)),
+     "Input must have 3 dims: time, batch, in_channel"),
+    ("tbc weight rank", lambda m: m.conv_tbc(m.ones(5, 2, 3, dtype=m.float64), m.ones(3, 4),
+                                             m.tensor(_B)), "Weight tensor must have 3 dims"),
+    ("tbc bias rank", lambda m: m.conv_tbc(m.ones(5, 2, 3, dtype=m.float64), m.tensor(_W),
+                                           m.ones(1, 4)), "Bias must be 1-D"),
+    ("tbc channels", lambda m: m.conv_tbc(m.ones(5, 2, 2, dtype=m.float64), m.tensor(_W),
+                                          m.tensor(_B)), "Input dim 2 (input channels) is not =="),
+    ("tbc bias size", lambda m: m.conv_tbc(m.ones(5, 2, 3, dtype=m.float64), m.tensor(_W),
+                                           m.ones(3, dtype=m.float64)),
+     "Bias size must equal dim 2 in the weight tensor"),
+    ("tbc dtypes", lambda m: m.conv_tbc(m.ones(5, 2, 3), m.tensor(_W), m.tensor(_B)),
+     "self and mat2 must have the same dtype, but got Float and Double"),
+    ("tbc too short", lambda m: m.conv_tbc(m.ones(1, 2, 3, dtype=m.float64), m.tensor(_W),
+                                           m.tensor(_B)), "Trying to create tensor with negative"),
+]
+
+
+@pytest.mark.parametrize("call,phrase", [e[1:] for e in _EXTRA_ERRORS],
+                         ids=[e[0] for e in _EXTRA_ERRORS])
+def test_extra_errors_match_torch(call, phrase):
+    test_errors_match_torch(call, phrase)
+
+
+def test_deprecation_warnings_match_torch():
+    x = np.ones((1, 1, 2, 2))
+    for lib in (glassgrad, torch):
+        with pytest.warns(UserWarning, match="`nn.functional.upsample_bilinear` is deprecated"):
+            lib.nn.functional.upsample_bilinear(lib.tensor(x), scale_factor=2)
+        with pytest.warns(UserWarning, match="`eps` parameter is deprecated and has no effect"):
+            lib.nn.functional.gumbel_softmax(lib.tensor(x), eps=1e-3)
+
+
+def test_gumbel_hard_is_one_hot_with_soft_gradient():
+    """hard=True: exactly one 1 per row (at the soft sample's argmax) and the soft sample's
+    gradient, on both libraries from the same seed."""
+    logits = np.random.default_rng(3).standard_normal((6, 4))
+    outs = []
+    for lib in (glassgrad, torch):
+        lib.manual_seed(11)
+        x = lib.tensor(logits, requires_grad=True)
+        y = lib.nn.functional.gumbel_softmax(x, tau=0.3, hard=True)
+        (y * lib.arange(4.0, dtype=lib.float64)).sum().backward()
+        outs.append((y.detach().numpy(), x.grad.numpy()))
+    (ya, ga), (yb, gb) = outs
+    np.testing.assert_array_equal(ya, yb)
+    assert (ya.sum(1) == 1).all() and set(np.unique(ya)) == {0.0, 1.0}
+    np.testing.assert_allclose(ga, gb, atol=1e-10)
+
+
+def test_functional_pdist_is_torch_pdist():
+    assert GF.pdist is glassgrad.pdist and TF.pdist is torch.pdist
+    x = np.random.default_rng(4).standard_normal((5, 3))
+    grads = []
+    for lib in (glassgrad, torch):
+        t = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.pdist(t, p=1.5).sum().backward()
+        grads.append(t.grad)
+    assert_close(grads[0], grads[1], atol=1e-10, rtol=1e-8)

@@ -7,8 +7,8 @@ arithmetic of PyTorch's CPU kernels (``GridSampler.h``: unnormalize, then clip o
 padding mode), gathers the neighbouring input rows (``index_select`` of the input laid out as
 (N * spatial, C)) and weights them with polynomials of the fractional offsets. The weights are
 differentiable in the grid and the gathers in the input, so gradients w.r.t. input and grid of
-every order come from those ops: no derivative code here. ``affine_grid`` is one ``matmul`` of a
-constant base grid with ``theta``.
+every order come from those ops: no derivative code here. ``affine_grid`` is one product of a
+constant base grid with ``theta`` (an op of its own that saves nothing, as torch's).
 """
 
 from __future__ import annotations
@@ -312,8 +312,9 @@ def affine_grid_generator(theta, size, align_corners: bool):
                            f"[{n}, {nd + 1}] but got: {[shape[0], shape[-1]]}.\nglassgrad: "
                            f"affine_grid_generator needs theta of shape [{n}, {nd}, {nd + 1}] "
                            f"for size {size}")
-    grid = primitive._make(base).matmul(theta.transpose(1, 2))
-    return grid.reshape(n, *size[2:], nd)
+    from ..ops.affine_grid import AffineGridGenerator
+
+    return AffineGridGenerator.apply(theta, base=base, spatial=tuple(size[2:]))
 
 
 def affine_grid(theta, size, align_corners: bool | None = None):
