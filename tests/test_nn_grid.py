@@ -220,3 +220,52 @@ def test_functional_pdist_is_torch_pdist():
         lib.nn.functional.pdist(t, p=1.5).sum().backward()
         grads.append(t.grad)
     assert_close(grads[0], grads[1], atol=1e-10, rtol=1e-8)
+
+
+def test_functional_helper_names_are_torchs_kinds():
+    import typing
+
+    assert GF.Tensor is glassgrad.Tensor and GF.DType is TF.DType is int
+    assert GF.Callable is TF.Callable and GF.Optional is TF.Optional is typing.Optional
+    assert GF.TYPE_CHECKING is TF.TYPE_CHECKING is False
+    for n in ("BroadcastingList1", "BroadcastingList2", "BroadcastingList3"):
+        assert getattr(GF, n)[int] is getattr(TF, n)[int] is None
+    for a, b in ((GF.reproducibility_notes, TF.reproducibility_notes),
+                 (GF.tf32_notes, TF.tf32_notes)):
+        assert a.keys() == b.keys() and all(isinstance(v, str) for v in a.values())
+        "{tf32_note}{forward_reproducibility_note}".format(**GF.tf32_notes,
+                                                           **GF.reproducibility_notes)
+
+
+def test_torch_function_checks_match_torch():
+    class Mine:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return "handled"
+
+    m = Mine()
+    for F, lib in ((GF, glassgrad), (TF, torch)):
+        t = lib.ones(2)
+        assert not F.has_torch_function((t,)) and not F.has_torch_function_unary(t)
+        assert not F.has_torch_function_variadic(t, 1)
+        assert F.has_torch_function_unary(m) and F.has_torch_function_variadic(t, m)
+        assert F.handle_torch_function(F.relu, (m,), m) == "handled"
+
+
+def test_boolean_dispatch_and_assert_int_or_pair_match_torch():
+    def yes(x, flag=False):
+        """doc"""
+        return ("yes", x)
+
+    def no(x, flag=False):
+        return ("no", x)
+
+    for F in (GF, TF):
+        fn = F.boolean_dispatch("flag", 1, False, yes, no, "m", "pick")
+        assert fn(1) == ("no", 1) and fn(1, True) == ("yes", 1) and fn(1, flag=True)[0] == "yes"
+        assert (fn.__doc__, fn.__name__, fn.__module__, no.__doc__) == ("doc", "pick", "m", "doc")
+        no.__doc__ = None
+        F.assert_int_or_pair(3, "k", "{} bad")
+        F.assert_int_or_pair([1, 2], "k", "{} bad")
+        with pytest.raises(AssertionError, match="k bad"):
+            F.assert_int_or_pair([1, 2, 3], "k", "{} bad")

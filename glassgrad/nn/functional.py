@@ -26,6 +26,7 @@ except ModuleNotFoundError as _e:
 # issue 16, lane grid
 from ._functional_grid import *  # noqa: F403
 from ._functional_extra import *  # noqa: F403
+from ._functional_names import *  # noqa: F403
 
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 
