@@ -188,8 +188,9 @@ def test_extra_errors_match_torch(call, phrase):
 def test_deprecation_warnings_match_torch():
     x = np.ones((1, 1, 2, 2))
     for lib in (glassgrad, torch):
-        with pytest.warns(UserWarning, match="`nn.functional.upsample_bilinear` is deprecated"):
-            lib.nn.functional.upsample_bilinear(lib.tensor(x), scale_factor=2)
+        for name in ("upsample_bilinear", "upsample_nearest", "upsample"):
+            with pytest.warns(UserWarning, match=f"`nn.functional.{name}` is deprecated"):
+                getattr(lib.nn.functional, name)(lib.tensor(x), scale_factor=2)
         with pytest.warns(UserWarning, match="`eps` parameter is deprecated and has no effect"):
             lib.nn.functional.gumbel_softmax(lib.tensor(x), eps=1e-3)
 

@@ -88,12 +88,18 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
     return y_hard - y_soft.detach() + y_soft
 
 
+def deprecated_upsample(name: str) -> None:
+    """torch's warning for the deprecated ``upsample*`` functions, pointed at the caller's
+    caller (the user's line)."""
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=3)
+
+
 def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(input, size, scale_factor, mode='bilinear',
     align_corners=True)`` with torch's deprecation warning
     (``torch.nn.functional.upsample_bilinear``)."""
     from ._functional_pool import interpolate
 
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    deprecated_upsample("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
