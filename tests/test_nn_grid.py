@@ -270,3 +270,31 @@ def test_boolean_dispatch_and_assert_int_or_pair_match_torch():
         F.assert_int_or_pair([1, 2], "k", "{} bad")
         with pytest.raises(AssertionError, match="k bad"):
             F.assert_int_or_pair([1, 2, 3], "k", "{} bad")
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_nn_grad_conv_input_weight_match_torch(nd):
+    """torch.nn.grad.conv*d_input / _weight: values, and their own gradient w.r.t. weight /
+    grad_output (they are differentiable), with stride, padding, dilation and groups."""
+    import inspect
+
+    for which in ("input", "weight"):
+        name = f"conv{nd}d_{which}"
+        assert inspect.signature(getattr(glassgrad.nn.grad, name)) == inspect.signature(
+            getattr(torch.nn.grad, name))
+    rng = np.random.default_rng(nd)
+    xs, ws = (2, 4) + (6,) * nd, (6, 2) + (3,) * nd
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    kw = dict(stride=2, padding=1, dilation=(1,) * (nd - 1) + (2,), groups=2)
+    out = getattr(TF, f"conv{nd}d")(torch.tensor(x), torch.tensor(w), None, **kw)
+    go = rng.standard_normal(tuple(out.shape))
+    results = []
+    for lib in (glassgrad, torch):
+        wt, got = lib.tensor(w, requires_grad=True), lib.tensor(go, requires_grad=True)
+        gi = getattr(lib.nn.grad, f"conv{nd}d_input")(xs, wt, got, **kw)
+        gw = getattr(lib.nn.grad, f"conv{nd}d_weight")(lib.tensor(x), ws, got, **kw)
+        second = lib.autograd.grad((gi ** 2).sum() + (gw ** 2).sum(), (wt, got))
+        results.append([gi, gw, *second])
+    for a, b in zip(*results):
+        assert tuple(a.shape) == tuple(b.shape)
+        assert_close(a, b, atol=1e-9, rtol=1e-9)

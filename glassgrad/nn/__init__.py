@@ -11,3 +11,5 @@ from .module import Module  # noqa: F401
 from .modules import *
 from .parameter import Parameter  # noqa: F401
 from .parallel import DataParallel  # noqa: F401 - issue 14, lane runtime
+# issue 16, lane grid
+from . import grad  # noqa: E402,F401 - torch.nn.grad
