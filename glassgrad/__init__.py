@@ -260,6 +260,11 @@ from .func import vmap  # noqa: E402,F401
 from ._control_flow import cond  # noqa: E402,F401
 
 _tnn_methods(Tensor)
+# issue 16, lane grid
+from .nn._functional_grid import (  # noqa: E402,F401 - torch's integer-mode grid functions
+    affine_grid_generator, grid_sampler, grid_sampler_2d, grid_sampler_3d,
+)
+from .nn._functional_extra import conv_tbc  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

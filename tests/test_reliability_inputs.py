@@ -81,6 +81,11 @@ KNOWN.update({(n, "nan_inf"): _CX_INF for n in (
 KNOWN.update({(n, "nan_inf"): _FFT_NAN for n in (
     "fft.ifft_8_forward", "fft.fft_real_input", "fft.irfft2", "istft", "istft_method_length")})
 KNOWN.update({("view_as_complex", f): _FROM_NUMPY_STRIDES for f in ("negative_strides", "empty")})
+# issue 16, lane grid: cases where torch itself crashes the process (so they cannot even xfail):
+# torch's grid_sampler backward writes out of bounds for a NaN/Inf grid position (segmentation
+# fault); glassgrad's NaN handling is compared with torch's forward in tests/test_nn_grid.py
+_TORCH_CRASHES = {(n, "nan_inf"): "torch's grid_sampler backward segfaults on a NaN/Inf grid"
+                  for n in OPS if "grid_sample" in n}
 
 
 def _cases():
@@ -92,6 +97,8 @@ def _cases():
                 marks = pytest.mark.xfail(reason=KNOWN[(name, family)], strict=True)
             if family == "negative_strides" and name.startswith("as_strided"):
                 marks = pytest.mark.skip(reason=_STORAGE_READERS)
+            if (name, family) in _TORCH_CRASHES:
+                marks = pytest.mark.skip(reason=_TORCH_CRASHES[(name, family)])
             params.append(pytest.param(name, family, marks=marks, id=f"{name}-{family}"))
     return params
 

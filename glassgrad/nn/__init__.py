@@ -15,3 +15,5 @@ from .parallel import DataParallel  # noqa: F401 - issue 14, lane runtime
 # issue 16, lane module
 from ._factory_kwargs import factory_kwargs  # noqa: F401
 from .parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: F401
+# issue 16, lane grid
+from . import grad  # noqa: E402,F401 - torch.nn.grad

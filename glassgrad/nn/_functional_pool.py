@@ -411,9 +411,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
     """Deprecated alias of ``interpolate`` (``torch.nn.functional.upsample``)."""
+    from ._functional_extra import deprecated_upsample
+
+    deprecated_upsample("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None) -> Tensor:
     """Deprecated alias of ``interpolate(mode='nearest')``."""
+    from ._functional_extra import deprecated_upsample
+
+    deprecated_upsample("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")

@@ -27,6 +27,10 @@ except ModuleNotFoundError as _e:
 from ._functional_pool_extra import *  # noqa: F403
 from ._functional_fractional import *  # noqa: F403
 from ._functional_norm import *  # noqa: F403
+# issue 16, lane grid
+from ._functional_grid import *  # noqa: F403
+from ._functional_extra import *  # noqa: F403
+from ._functional_names import *  # noqa: F403
 
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 
