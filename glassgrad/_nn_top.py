@@ -216,8 +216,9 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     """``torch.margin_ranking_loss`` (int ``reduction``)."""
     _tensor_args("margin_ranking_loss", input1=(1, input1), input2=(2, input2),
                  target=(3, target))
-    return F.margin_ranking_loss(input1, input2, target, margin,
-                                 reduction=_reduction(reduction))
+    from .nn._functional_loss import _margin_ranking
+
+    return _margin_ranking(input1, input2, target, margin, _reduction(reduction))
 
 
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):

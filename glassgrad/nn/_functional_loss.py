@@ -407,7 +407,20 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_averag
     if _autocast.on:
         input1, input2, target = autocast_args("margin_ranking_loss", input1, input2, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {_size(input1)}, input2: {_size(input2)}, target: {_size(target)} ")
+    return _margin_ranking(input1, input2, target, margin, reduction)
+
+
+def _margin_ranking(input1, input2, target, margin, reduction):
+    """The loss itself; torch's top-level ``margin_ranking_loss`` has no dimension check."""
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
+
+
+def _size(t) -> str:
+    return f"torch.Size({list(t.shape)})"  # NOTE: torch's wording, searchable as torch prints it
 
 
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,

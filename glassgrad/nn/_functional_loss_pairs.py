@@ -42,12 +42,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``pairwise_distance`` of norm
     ``p``; ``swap`` uses ``min(d(a, n), d(p, n))`` (``torch.nn.functional.triplet_margin_loss``).
     RuntimeError when the three inputs' dims differ."""
-    if not anchor.ndim == positive.ndim == negative.ndim:
-        raise RuntimeError(
-            f"The anchor, positive, and negative tensors are expected to have the same number of "
-            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
-            f"negative {negative.ndim}D inputs"
-        )
+    _check_triplet_dims(anchor, positive, negative)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -55,3 +50,12 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     loss = clamp_min(margin + d_pos - d_neg, 0)
     return _reduce(loss, _reduction(size_average, reduce, reduction))
 
+
+
+def _check_triplet_dims(anchor, positive, negative) -> None:
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs"
+        )

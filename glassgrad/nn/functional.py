@@ -23,6 +23,9 @@ except ModuleNotFoundError as _e:
     if _e.name != __name__.rsplit(".", 1)[0] + "._functional_conv":
         raise
 
+# issue 16, lane loss
+from ._functional_loss_margin import *  # noqa: F403
+
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 
 

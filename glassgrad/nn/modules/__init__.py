@@ -102,6 +102,18 @@ from .transformer import (  # noqa: F401
     TransformerEncoderLayer,
 )
 
+# issue 16, lane loss
+from .loss_margin import (  # noqa: F401
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss2d,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+
 _sys.modules[f"{__name__}.module"] = module
 del _sys
 
