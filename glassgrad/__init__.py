@@ -260,6 +260,9 @@ from .func import vmap  # noqa: E402,F401
 from ._control_flow import cond  # noqa: E402,F401
 
 _tnn_methods(Tensor)
+# issue 16, lane loss
+from .nn._functional_rrelu import rrelu_top as rrelu, rrelu_top_ as rrelu_  # noqa: E402,F401
+
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())
