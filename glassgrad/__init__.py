@@ -262,6 +262,7 @@ from ._control_flow import cond  # noqa: E402,F401
 _tnn_methods(Tensor)
 # issue 16, lane loss
 from .nn._functional_rrelu import rrelu_top as rrelu, rrelu_top_ as rrelu_  # noqa: E402,F401
+from .nn._functional_ctc import ctc_loss_top as ctc_loss  # noqa: E402,F401
 
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 

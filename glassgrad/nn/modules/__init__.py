@@ -106,6 +106,7 @@ from .transformer import (  # noqa: F401
 from .activation_rrelu import RReLU  # noqa: F401
 from .loss_margin import (  # noqa: F401
     CosineEmbeddingLoss,
+    CTCLoss,
     GaussianNLLLoss,
     MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,

@@ -1,4 +1,4 @@
-"""Embedding, margin, multi-label and Gaussian loss modules (``torch.nn.CosineEmbeddingLoss``,
+"""Embedding, margin, multi-label, Gaussian and CTC loss modules (``torch.nn.CosineEmbeddingLoss``,
 ``TripletMarginLoss``, ``MultiMarginLoss`` ...): hold the options and call ``nn.functional``."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from .distance import PairwiseDistance
 from .loss import NLLLoss, _Loss, _WeightedLoss
 
 __all__ = [
+    "CTCLoss",
     "CosineEmbeddingLoss",
     "GaussianNLLLoss",
     "MultiLabelMarginLoss",
@@ -137,3 +138,17 @@ class NLLLoss2d(NLLLoss):
             "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more "
             "details.", FutureWarning, stacklevel=2)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss of log-probabilities ``(T, N, C)`` against
+    unaligned targets (``torch.nn.CTCLoss``); see ``nn.functional.ctc_loss``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
