@@ -117,6 +117,8 @@ def bilinear(input1, input2, weight, bias=None):
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
     """``torch.binary_cross_entropy_with_logits``: int ``reduction``, ``pos_weight`` 4th; shapes
     that differ get torch's broadcast errors (this one has no F's size check)."""
+    _tensor_args("binary_cross_entropy_with_logits", input=(1, input), target=(2, target),
+                 weight=(3, weight), pos_weight=(4, pos_weight))
     if hasattr(input, "shape") and hasattr(target, "shape") and input.shape != target.shape:
         from .ops._forward_errors import broadcast_shapes
 

@@ -388,8 +388,11 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
         loss = input - target * log(input + eps)
     if full:
         t = target
-        stirling = t * log(where(t > 1, t, 1.0)) - t + 0.5 * log(where(t > 1, t, 1.0) * 2 * np.pi)
-        loss = loss + where(t > 1, stirling, 0.0)
+        # NOTE: torch's masked_fill(target <= 1, 0) of the term on the raw target: a NaN target
+        # keeps it, and a masked one still sends 0 * (log t + 1 / 2t) back (nan at t = 0 or -inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stirling = t * log(t) - t + 0.5 * log(t * (2 * np.pi))
+        loss = loss + where(t <= 1, 0.0, stirling)
     return _reduce(loss, reduction)
 
 
@@ -431,8 +434,11 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     reduction = _reduction(size_average, reduce, reduction)
     # NOTE: PyTorch's selections (target != 1, target != -1) against constant zeros: an inf/NaN
     # grad stays out of the unselected part (input * 0 would send it through as nan)
-    margin_part = where(target != 1, (margin - input).clamp_min(0.0), 0.0)
-    self_part = where(target != -1, input, 0.0)
+    zero = 0.0
+    if input._array.dtype.kind in "iu":  # NOTE: torch's `margin - self` fills self's dtype first
+        margin, zero = int(margin), 0
+    margin_part = where(target != 1, (margin - input).clamp_min(zero), zero)
+    self_part = where(target != -1, input, zero)
     return _reduce(margin_part + self_part, reduction)
 
 
