@@ -116,6 +116,13 @@ from .loss_margin import (  # noqa: F401
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
+from . import activation as _activation, loss as _loss, loss_margin as _loss_margin
+
+# NOTE: torch.nn.modules.loss.CTCLoss, .activation.RReLU: the paths torch has, to the same classes
+_activation.RReLU = RReLU
+for _attr in _loss_margin.__all__:
+    setattr(_loss, _attr, getattr(_loss_margin, _attr))
+del _activation, _loss, _loss_margin
 
 _sys.modules[f"{__name__}.module"] = module
 del _sys
