@@ -1,7 +1,9 @@
-"""AdaptiveLogSoftmaxWithLoss against torch from copied weights: forward (output, loss), input
-and parameter gradients, log_prob, predict, repr, state_dict keys and errors."""
+"""AdaptiveLogSoftmaxWithLoss and LinearCrossEntropyLoss against torch from copied weights:
+forward, input and parameter gradients, log_prob, predict, repr, state_dict keys and errors."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -74,3 +76,62 @@ def test_adaptive_softmax_errors_match_torch(fn):
     with pytest.raises(t_info.type) as g_info:
         fn(glassgrad)
     assert str(g_info.value).split(" size")[0] == str(t_info.value).split(" size")[0]
+
+
+# LinearCrossEntropyLoss / F.linear_cross_entropy (torch 2.13), from copied weights
+@pytest.mark.parametrize("kwargs,target", [
+    ({"bias": True}, np.array([0, 3, 5, 1, 2, 4, 4, 0, 1])),
+    ({"out_features": (2,), "bias": True, "label_smoothing": 0.1},
+     np.array([[0, 1], [3, 5], [5, 5], [1, 0], [2, 2], [4, 3], [4, 4], [0, 1], [1, 2]])),
+    ({"weight": np.arange(1.0, 7.0), "ignore_index": 4, "reduction": "sum",
+      "options": "chunked"}, np.array([0, 3, 5, 1, 2, 4, 4, 0, 1])),
+    ({"reduction": "none", "options": "chunked"}, np.array([0, 3, 5, 1, 2, 4, 4, 0, 1])),
+])
+def test_linear_cross_entropy_loss_matches_torch(kwargs, target):
+    mods = []
+    for lib in (torch, glassgrad):
+        kw = dict(kwargs)
+        if kw.get("options") == "chunked":
+            kw["options"] = lib.nn.LinearCrossEntropyOptions(batch_chunk_size=4)
+        if "weight" in kw:
+            kw["weight"] = lib.tensor(kw["weight"])
+        torch.manual_seed(0)
+        mods.append(getattr(lib.nn, "LinearCrossEntropyLoss")(16, 6, dtype=lib.float64, **kw))
+    ref, mod = mods
+    mod.load_state_dict({k: glassgrad.tensor(v.detach().numpy().copy())
+                         for k, v in ref.state_dict().items()})
+    assert repr(mod) == repr(ref)
+    xt, xg = torch.tensor(X, requires_grad=True), glassgrad.tensor(X, requires_grad=True)
+    t_out, g_out = ref(xt, torch.tensor(target)), mod(xg, glassgrad.tensor(target))
+    np.testing.assert_allclose(g_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-10)
+    t_out.sum().backward()
+    g_out.sum().backward()
+    np.testing.assert_allclose(xg.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mod.linear.weight.grad.numpy(), ref.linear.weight.grad.numpy(),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_linear_cross_entropy_options_warn_and_errors():
+    for lib in (torch, glassgrad):
+        x, w = lib.ones(4, 3, dtype=lib.float64), lib.ones(5, 2, 3, dtype=lib.float64)
+        with pytest.warns(UserWarning, match="``options`` ignored; chunked path needs"):
+            lib.nn.functional.linear_cross_entropy(
+                x, w, lib.zeros(4, 2, dtype=lib.int64), options=lib.nn.LinearCrossEntropyOptions())
+    for fn in (lambda m: m.nn.LinearCrossEntropyOptions(acc_policy="x"),
+               lambda m: m.nn.LinearCrossEntropyOptions(chunking_method="foo"),
+               lambda m: m.nn.LinearCrossEntropyOptions(batch_chunk_size=0),
+               lambda m: m.nn.LinearCrossEntropyLoss(3, 4, weight=m.ones(3)),
+               lambda m: m.nn.LinearCrossEntropyLoss(3, 4, label_smoothing=2.0),
+               lambda m: m.nn.functional.linear_cross_entropy(m.ones(2, 3), m.ones(4, 2),
+                                                              m.tensor([0, 1])),
+               lambda m: m.nn.functional.linear_cross_entropy(m.ones(3), m.ones(4, 2, 3),
+                                                              m.tensor(0)),
+               lambda m: m.nn.functional.linear_cross_entropy(m.ones(2, 3), m.ones(4, 3),
+                                                              m.ones(2, 4), ignore_index=1)):
+        with pytest.raises(Exception) as t_info:
+            fn(torch)
+        with pytest.raises(t_info.type) as g_info:
+            fn(glassgrad)
+        assert str(g_info.value).startswith(str(t_info.value).splitlines()[0])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        glassgrad.nn.LinearCrossEntropyOptions().batch_chunk_size = 3

@@ -84,6 +84,12 @@ KNOWN.update({("view_as_complex", f): _FROM_NUMPY_STRIDES for f in ("negative_st
 # lane loss: torch's CPU ctc_loss indexes log_probs with an out-of-range target unchecked (a
 # garbage loss); glassgrad raises IndexError "Target ... is out of bounds." as nll_loss does
 KNOWN[("nn.functional.ctc_loss", "bad_index")] = "torch's ctc_loss reads out of bounds"
+KNOWN[("linear_cross_entropy_chunked", "int_dtype")] = (
+    "torch's chunked linear_cross_entropy adds an int64 linear_bias to its float logits; "
+    "glassgrad's linear refuses the mixed dtypes as torch's reference path (addmm) does")
+KNOWN[("linear_cross_entropy_chunked", "empty")] = (
+    "torch's chunked linear_cross_entropy does not compare the input's and target's batch sizes; "
+    "glassgrad raises cross_entropy's 'Expected input batch_size ... to match target batch_size'")
 # lane loss: like logit_eps, torch's elu-family backward gives a NaN input the positive branch's
 # gradient in its scalar loop and NaN in its vector loop (16+ float64 elements here); which
 # elements fall where depends on the length and the CPU's vector width. glassgrad gives NaN.

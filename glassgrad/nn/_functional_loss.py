@@ -200,6 +200,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         target = target.reshape(())
     t = target._array
     c = input.shape[1] if input.ndim >= 2 else input.shape[0]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {c} classes or no classes but got "
+            f"weight tensor of shape: {list(weight.shape)}\nglassgrad: nll_loss of input "
+            f"{list(input.shape)} takes a class weight of shape [{c}].")
     ignored = t == ignore_index
     safe = np.where(ignored, 0, t)
     if safe.size and (safe.min() < 0 or safe.max() >= c):

@@ -27,6 +27,7 @@ except ModuleNotFoundError as _e:
 from ._functional_loss_margin import *  # noqa: F403
 from ._functional_rrelu import *  # noqa: F403
 from ._functional_ctc import *  # noqa: F403
+from ._functional_linear_ce import *  # noqa: F403
 
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 
