@@ -105,6 +105,7 @@ from .transformer import (  # noqa: F401
 # issue 16, lane loss
 from .activation_rrelu import RReLU  # noqa: F401
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from . import linear_cross_entropy_options  # noqa: F401
 from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: F401
 from .loss_margin import (  # noqa: F401
     CosineEmbeddingLoss,

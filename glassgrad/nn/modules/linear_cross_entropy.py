@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from .._functional_linear_ce import LinearCrossEntropyOptions, linear_cross_entropy
+from .._functional_linear_ce import linear_cross_entropy
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .linear import Linear
 from .loss import _WeightedLoss
 
