@@ -62,7 +62,6 @@ KNOWN.update({case: _ISSUE15_OPEN for case in [
     ("ldexp", "bad_index"), ("ldexp_float", "int_dtype"), ("polygamma_1", "bad_index"),
     ("special_i1", "nan_inf"), ("special_i1e", "nan_inf"), ("airy_ai", "bad_index"),
     ("top_instance_norm", "nan_inf"), ("top_instance_norm", "empty"), ("top_group_norm", "nan_inf"),
-    ("top_bce_with_logits", "nan_inf"),
 ]})
 # the as_strided family reads the storage itself: glassgrad's from_numpy of a negative-stride view
 # keeps NumPy's reversed buffer, where torch (whose from_numpy refuses negative strides) gets a copy

@@ -19,7 +19,7 @@ from ..ops.activation import Softplus
 from ..ops.elementwise import log, where
 from ..ops.fused import NllLoss
 from ..ops.fused_loss import BinaryCrossEntropyWithLogits, MseLoss
-from ..ops.loss import BinaryCrossEntropy
+from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogitsPosWeight
 from ..tensor import Tensor
 
 
@@ -330,10 +330,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if (weight is None and pos_weight is None and not target._requires_grad
             and _fusable(input, target, reduction)):  # one op (ops/fused_loss.py)
         return BinaryCrossEntropyWithLogits.apply(input, target, reduction=reduction)
-    soft = Softplus.apply(-input)
-    if pos_weight is not None:
-        soft = soft * ((pos_weight - 1.0) * target + 1.0)
-    loss = (1.0 - target) * input + soft
+    if pos_weight is not None:  # one op with torch's gradient formulas (ops/loss.py)
+        loss = BinaryCrossEntropyWithLogitsPosWeight.apply(input, target, pos_weight)
+    else:
+        loss = (1.0 - target) * input + Softplus.apply(-input)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
