@@ -97,3 +97,20 @@ def test_ctc_double_backward_refused_as_torch():
         (grad,) = lib.autograd.grad(loss, x, create_graph=True)
         with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward is not"):
             lib.autograd.grad(grad.sum(), x)
+
+
+def test_ctc_empty_targets_and_inputs_match_torch():
+    for ilen, tlen, targets in (((8, 8, 8), (0, 0, 0), np.zeros(0, dtype=np.int64)),
+                                ((0, 0, 0), (0, 0, 0), np.ones((3, 2), dtype=np.int64)),
+                                ((0, 0, 0), (1, 1, 1), np.ones((3, 2), dtype=np.int64)),
+                                ((8, 5, 8), (0, 3, 0), np.array([1, 2, 2]))):
+        out = []
+        for lib in (torch, glassgrad):
+            x = lib.tensor(LOGITS, requires_grad=True)
+            loss = lib.nn.functional.ctc_loss(x.log_softmax(2), lib.tensor(targets),
+                                              lib.tensor(ilen), lib.tensor(tlen),
+                                              reduction="none", zero_infinity=False)
+            loss.sum().backward()
+            out.append((loss.detach().numpy(), x.grad.numpy()))
+        np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-10)
+        np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-9, atol=1e-12)

@@ -41,8 +41,8 @@ def _alphas(emit, states, skip, target_lengths):
     neg = -np.inf
     alpha = np.full(emit.shape, neg, dtype=emit.dtype)
     alpha[0, :, 0] = emit[0, :, 0]
-    alpha[0, :, 1] = np.where(target_lengths > 0, emit[0, :, 1], neg) if emit.shape[2] > 1 \
-        else neg
+    if emit.shape[2] > 1:  # (every target empty: the blank state only)
+        alpha[0, :, 1] = np.where(target_lengths > 0, emit[0, :, 1], neg)
     with np.errstate(invalid="ignore"):
         for t in range(1, t_max):
             prev = alpha[t - 1]
