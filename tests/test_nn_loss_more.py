@@ -113,6 +113,10 @@ ERRORS = [
     lambda m: m.nn.functional.triplet_margin_with_distance_loss(m.ones(3), m.ones(3),
                                                                 m.ones(1, 3)),
     lambda m: m.nn.functional.margin_ranking_loss(m.ones(3, 4), m.ones(3, 4), m.ones(3)),
+    lambda m: m.nn.functional.cosine_embedding_loss(m.ones(2, 3), m.ones(2, 3), m.ones(2, 2)),
+    lambda m: m.nn.functional.cosine_embedding_loss(m.ones(3), m.ones(3, 3), m.ones(3)),
+    lambda m: m.nn.functional.cosine_embedding_loss(m.ones(2, 3), m.ones(2, 3), m.tensor(1.0)),
+    lambda m: m.nn.HuberLoss(delta=0.0)(m.ones(2), m.ones(2)),
 ]
 
 

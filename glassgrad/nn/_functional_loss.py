@@ -115,6 +115,8 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     if _autocast.on:
         input, target, weight = autocast_args("huber_loss", input, target, weight)
     _check_sizes(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     diff = input - target
     ad = diff.abs()
     loss = where(ad < delta, diff * diff * 0.5, (ad - 0.5 * delta) * delta)

@@ -18,13 +18,13 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_aver
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos - margin)`` where it is -1, zero
     elsewhere; cos over the last dim of (N, D) or (D,) inputs, each squared norm plus 1e-12
     (``torch.nn.functional.cosine_embedding_loss``). RuntimeError for 0-d or 3-D+ inputs."""
-    if input1.ndim not in (1, 2) or input2.ndim not in (1, 2):
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    want = 2 if target.ndim == 1 else 1  # torch's pairing: a 1-D target for (N, D) inputs
+    if input1.ndim != want or input2.ndim != want:
         raise RuntimeError(
-            f"0D target tensor expects 1D input tensors, but found inputs with sizes "
-            f"{list(input1.shape)} and {list(input2.shape)}." if target.ndim == 0 else
-            f"1D target tensor expects 2D input tensors, but found inputs with sizes "
-            f"{list(input1.shape)} and {list(input2.shape)}."
-        )
+            f"{target.ndim}D target tensor expects {want}D input tensors, but found inputs with "
+            f"sizes {list(input1.shape)} and {list(input2.shape)}.")
     dim = input1.ndim - 1
     prod = (input1 * input2).sum(dim)
     mag1 = (input1 * input1).sum(dim) + _EPS
