@@ -265,6 +265,10 @@ from .nn._functional_grid import (  # noqa: E402,F401 - torch's integer-mode gri
     affine_grid_generator, grid_sampler, grid_sampler_2d, grid_sampler_3d,
 )
 from .nn._functional_extra import conv_tbc  # noqa: E402,F401
+# issue 16, lane loss
+from .nn._functional_rrelu import rrelu_top as rrelu, rrelu_top_ as rrelu_  # noqa: E402,F401
+from .nn._functional_ctc import ctc_loss_top as ctc_loss  # noqa: E402,F401
+
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

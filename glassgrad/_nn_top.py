@@ -119,6 +119,8 @@ def bilinear(input1, input2, weight, bias=None):
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
     """``torch.binary_cross_entropy_with_logits``: int ``reduction``, ``pos_weight`` 4th; shapes
     that differ get torch's broadcast errors (this one has no F's size check)."""
+    _tensor_args("binary_cross_entropy_with_logits", input=(1, input), target=(2, target),
+                 weight=(3, weight), pos_weight=(4, pos_weight))
     if hasattr(input, "shape") and hasattr(target, "shape") and input.shape != target.shape:
         from .ops._forward_errors import broadcast_shapes
 
@@ -218,8 +220,9 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     """``torch.margin_ranking_loss`` (int ``reduction``)."""
     _tensor_args("margin_ranking_loss", input1=(1, input1), input2=(2, input2),
                  target=(3, target))
-    return F.margin_ranking_loss(input1, input2, target, margin,
-                                 reduction=_reduction(reduction))
+    from .nn._functional_loss import _margin_ranking
+
+    return _margin_ranking(input1, input2, target, margin, _reduction(reduction))
 
 
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):

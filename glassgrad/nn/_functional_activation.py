@@ -209,7 +209,9 @@ def prelu(input, weight):
             )
         if input.ndim >= 2:
             w = weight.reshape((channels,) + (1,) * (input.ndim - 2))
-    return where(input > 0, input, w * input)
+    # NOTE: the slope is selected, not the product: where x > 0 an Inf/NaN weight must not reach
+    # x's gradient (0 * nan), nor an infinite x the weight's (torch's prelu backward)
+    return input * where(input > 0, 1.0, w)
 
 
 def glu(input, dim: int = -1):

@@ -19,7 +19,7 @@ from ..ops.activation import Softplus
 from ..ops.elementwise import log, where
 from ..ops.fused import NllLoss
 from ..ops.fused_loss import BinaryCrossEntropyWithLogits, MseLoss
-from ..ops.loss import BinaryCrossEntropy
+from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogitsPosWeight
 from ..tensor import Tensor
 
 
@@ -115,6 +115,8 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     if _autocast.on:
         input, target, weight = autocast_args("huber_loss", input, target, weight)
     _check_sizes(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     diff = input - target
     ad = diff.abs()
     loss = where(ad < delta, diff * diff * 0.5, (ad - 0.5 * delta) * delta)
@@ -200,6 +202,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         target = target.reshape(())
     t = target._array
     c = input.shape[1] if input.ndim >= 2 else input.shape[0]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {c} classes or no classes but got "
+            f"weight tensor of shape: {list(weight.shape)}\nglassgrad: nll_loss of input "
+            f"{list(input.shape)} takes a class weight of shape [{c}].")
     ignored = t == ignore_index
     safe = np.where(ignored, 0, t)
     if safe.size and (safe.min() < 0 or safe.max() >= c):
@@ -325,10 +332,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if (weight is None and pos_weight is None and not target._requires_grad
             and _fusable(input, target, reduction)):  # one op (ops/fused_loss.py)
         return BinaryCrossEntropyWithLogits.apply(input, target, reduction=reduction)
-    soft = Softplus.apply(-input)
-    if pos_weight is not None:
-        soft = soft * ((pos_weight - 1.0) * target + 1.0)
-    loss = (1.0 - target) * input + soft
+    if pos_weight is not None:  # one op with torch's gradient formulas (ops/loss.py)
+        loss = BinaryCrossEntropyWithLogitsPosWeight.apply(input, target, pos_weight)
+    else:
+        loss = (1.0 - target) * input + Softplus.apply(-input)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -388,8 +395,11 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
         loss = input - target * log(input + eps)
     if full:
         t = target
-        stirling = t * log(where(t > 1, t, 1.0)) - t + 0.5 * log(where(t > 1, t, 1.0) * 2 * np.pi)
-        loss = loss + where(t > 1, stirling, 0.0)
+        # NOTE: torch's masked_fill(target <= 1, 0) of the term on the raw target: a NaN target
+        # keeps it, and a masked one still sends 0 * (log t + 1 / 2t) back (nan at t = 0 or -inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stirling = t * log(t) - t + 0.5 * log(t * (2 * np.pi))
+        loss = loss + where(t <= 1, 0.0, stirling)
     return _reduce(loss, reduction)
 
 
@@ -407,7 +417,20 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_averag
     if _autocast.on:
         input1, input2, target = autocast_args("margin_ranking_loss", input1, input2, target)
     reduction = _reduction(size_average, reduce, reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {_size(input1)}, input2: {_size(input2)}, target: {_size(target)} ")
+    return _margin_ranking(input1, input2, target, margin, reduction)
+
+
+def _margin_ranking(input1, input2, target, margin, reduction):
+    """The loss itself; torch's top-level ``margin_ranking_loss`` has no dimension check."""
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
+
+
+def _size(t) -> str:
+    return f"torch.Size({list(t.shape)})"  # NOTE: torch's wording, searchable as torch prints it
 
 
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
@@ -418,8 +441,11 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     reduction = _reduction(size_average, reduce, reduction)
     # NOTE: PyTorch's selections (target != 1, target != -1) against constant zeros: an inf/NaN
     # grad stays out of the unselected part (input * 0 would send it through as nan)
-    margin_part = where(target != 1, (margin - input).clamp_min(0.0), 0.0)
-    self_part = where(target != -1, input, 0.0)
+    zero = 0.0
+    if input._array.dtype.kind in "iu":  # NOTE: torch's `margin - self` fills self's dtype first
+        margin, zero = int(margin), 0
+    margin_part = where(target != 1, (margin - input).clamp_min(zero), zero)
+    self_part = where(target != -1, input, zero)
     return _reduce(margin_part + self_part, reduction)
 
 

@@ -18,13 +18,13 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_aver
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos - margin)`` where it is -1, zero
     elsewhere; cos over the last dim of (N, D) or (D,) inputs, each squared norm plus 1e-12
     (``torch.nn.functional.cosine_embedding_loss``). RuntimeError for 0-d or 3-D+ inputs."""
-    if input1.ndim not in (1, 2) or input2.ndim not in (1, 2):
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    want = 2 if target.ndim == 1 else 1  # torch's pairing: a 1-D target for (N, D) inputs
+    if input1.ndim != want or input2.ndim != want:
         raise RuntimeError(
-            f"0D target tensor expects 1D input tensors, but found inputs with sizes "
-            f"{list(input1.shape)} and {list(input2.shape)}." if target.ndim == 0 else
-            f"1D target tensor expects 2D input tensors, but found inputs with sizes "
-            f"{list(input1.shape)} and {list(input2.shape)}."
-        )
+            f"{target.ndim}D target tensor expects {want}D input tensors, but found inputs with "
+            f"sizes {list(input1.shape)} and {list(input2.shape)}.")
     dim = input1.ndim - 1
     prod = (input1 * input2).sum(dim)
     mag1 = (input1 * input1).sum(dim) + _EPS
@@ -42,12 +42,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``pairwise_distance`` of norm
     ``p``; ``swap`` uses ``min(d(a, n), d(p, n))`` (``torch.nn.functional.triplet_margin_loss``).
     RuntimeError when the three inputs' dims differ."""
-    if not anchor.ndim == positive.ndim == negative.ndim:
-        raise RuntimeError(
-            f"The anchor, positive, and negative tensors are expected to have the same number of "
-            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
-            f"negative {negative.ndim}D inputs"
-        )
+    _check_triplet_dims(anchor, positive, negative)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -55,3 +50,12 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     loss = clamp_min(margin + d_pos - d_neg, 0)
     return _reduce(loss, _reduction(size_average, reduce, reduction))
 
+
+
+def _check_triplet_dims(anchor, positive, negative) -> None:
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs"
+        )

@@ -31,6 +31,11 @@ from ._functional_norm import *  # noqa: F403
 from ._functional_grid import *  # noqa: F403
 from ._functional_extra import *  # noqa: F403
 from ._functional_names import *  # noqa: F403
+# issue 16, lane loss
+from ._functional_loss_margin import *  # noqa: F403
+from ._functional_rrelu import *  # noqa: F403
+from ._functional_ctc import *  # noqa: F403
+from ._functional_linear_ce import *  # noqa: F403
 
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 

@@ -426,8 +426,9 @@ class LeakyReluBackward(Primitive):
             if type(grad) is np.ndarray and type(x) is np.ndarray:  # (one buffer, in place)
                 factor = np.multiply(x > 0, grad.dtype.type(1) - slope, dtype=grad.dtype)
                 factor += slope
+                # NOTE: a 0-d x gives a NumPy scalar factor, which cannot be an out= buffer
                 return np.multiply(grad, factor, out=factor) if factor.shape == grad.shape \
-                    else grad * factor
+                    and type(factor) is np.ndarray else grad * factor
             return grad * ((x > 0) * (grad.dtype.type(1) - slope) + slope)
         return xp.where(x > 0, grad, grad * slope)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .elementwise import clamp, log, log1p
+from .activation import Softplus
+from .elementwise import clamp, log, log1p, sigmoid
 from .primitive import Primitive
 
 _EPSILON = 1e-12
@@ -35,3 +36,26 @@ class BinaryCrossEntropy(Primitive):
             with np.errstate(divide="ignore"):  # x at 0 or 1 gives an infinite gradient, as PyTorch
                 grad_target = grad * (log1p(-x) - log(x))
         return grad_x, grad_target
+
+
+class BinaryCrossEntropyWithLogitsPosWeight(Primitive):
+    """``(1 - t) x + (1 + (pw - 1) t) softplus(-x)``, unreduced and unweighted, with torch's
+    gradient formulas: ``((pw t + 1 - t) sigmoid(x) - pw t)`` for x and
+    ``log_sigmoid(-x) - pw log_sigmoid(x)`` for the target. The derivative of the expression
+    above gives the same numbers except at infinities (``inf - inf`` where torch's form has
+    none, and the other way round), so the NaN/Inf pattern of the gradients is torch's."""
+
+    saves = ("x", "target", "pos_weight")
+
+    @staticmethod
+    def forward(xp, x, target, pos_weight):
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (1 - target) * x + (1 + (pos_weight - 1) * target) * xp.logaddexp(0, -x)
+
+    @staticmethod
+    def backward(grad, x, target, pos_weight):
+        weighted = pos_weight * target
+        grad_x = grad * ((weighted + 1 - target) * sigmoid(x) - weighted)
+        grad_target = grad * (Softplus.apply(-x) * pos_weight - Softplus.apply(x))
+        grad_pos_weight = grad * target * Softplus.apply(-x)
+        return grad_x, grad_target, grad_pos_weight

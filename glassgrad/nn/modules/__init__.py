@@ -144,6 +144,30 @@ from .pooling_extra import (  # noqa: F401
 from .activation import Softmax2d  # noqa: F401
 from .lrn import CrossMapLRN2d, LocalResponseNorm  # noqa: F401
 from .normalization import InstanceNorm3d  # noqa: F401
+# issue 16, lane loss
+from .activation_rrelu import RReLU  # noqa: F401
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from . import linear_cross_entropy_options  # noqa: F401
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: F401
+from .loss_margin import (  # noqa: F401
+    CosineEmbeddingLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss2d,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+from . import activation as _activation, loss as _loss, loss_margin as _loss_margin
+
+# NOTE: torch.nn.modules.loss.CTCLoss, .activation.RReLU: the paths torch has, to the same classes
+_activation.RReLU = RReLU
+_loss.LinearCrossEntropyLoss = LinearCrossEntropyLoss
+for _attr in _loss_margin.__all__:
+    setattr(_loss, _attr, getattr(_loss_margin, _attr))
+del _activation, _loss, _loss_margin
 
 _sys.modules[f"{__name__}.module"] = module
 del _sys
