@@ -260,6 +260,10 @@ from .func import vmap  # noqa: E402,F401
 from ._control_flow import cond  # noqa: E402,F401
 
 _tnn_methods(Tensor)
+# issue 16, lane embed
+from ._rnn_top import (  # noqa: E402,F401 - torch.lstm etc. on flat weights
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
+)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())
