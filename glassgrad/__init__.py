@@ -264,6 +264,7 @@ _tnn_methods(Tensor)
 from ._rnn_top import (  # noqa: E402,F401 - torch.lstm etc. on flat weights
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
 )
+from ._nn_top_embed import embedding_bag, embedding_renorm_  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -357,8 +357,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
             f"Long, Int; but got {name} instead (while checking arguments for embedding)"
         )
-    if scale_grad_by_freq:
-        raise NotImplementedError("glassgrad: embedding(scale_grad_by_freq=True)")
     idx = input._array
     if is_tensor(weight) and weight.ndim != 2:
         raise RuntimeError(f"'weight' must be 2-D\nglassgrad: embedding takes a (num_embeddings, "
@@ -376,6 +374,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
             raise AssertionError("Padding_idx must be within num_embeddings")
     if max_norm is not None:
         _renorm_rows(weight, np.unique(idx), max_norm, norm_type)
+    if scale_grad_by_freq:
+        from ..ops.embedding_ops import EmbeddingRows
+
+        return EmbeddingRows.apply(weight, indices=idx, padding_idx=padding_idx,
+                                   scale_grad_by_freq=True, num_weights=num)
     out = weight[input]
     if padding_idx is not None and weight.requires_grad:
         out = where((input == padding_idx).unsqueeze(-1), weight.detach()[input], out)

@@ -23,6 +23,9 @@ except ModuleNotFoundError as _e:
     if _e.name != __name__.rsplit(".", 1)[0] + "._functional_conv":
         raise
 
+# issue 16, lane embed
+from ._functional_embedding_bag import embedding_bag  # noqa: E402,F401
+
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 
 

@@ -77,7 +77,65 @@ def _packed(name, gates, bidirectional=False):
     return OpInfo(f"top_{name}_packed{'_bi' if bidirectional else ''}", fn, samples)
 
 
+_BAG_INPUT = np.array([1, 2, 4, 5, 4, 3, 2, 0, 1, 2], np.int64)
+_BAG_OFFSETS = np.array([0, 2, 2, 5], np.int64)
+
+
+def _bag_samples(psw=False):
+    def make(rng):
+        w = arr(rng, 6, 3)
+        extra = (rng.uniform(0.5, 1.5, 10),) if psw else ()
+        # NOTE: with include_last_offset the last offset is the input's length: torch's kernels
+        # disagree among themselves about indices past a shorter last offset
+        last = np.append(_BAG_OFFSETS, len(_BAG_INPUT))
+        return [Sample((w, _BAG_INPUT, _BAG_OFFSETS) + extra,
+                       {"padding_idx": None, "include_last_offset": False}),
+                Sample((w, _BAG_INPUT, last) + extra,
+                       {"padding_idx": 2, "include_last_offset": True})]
+
+    return make
+
+
+def _bag(mode, psw=False, scale=False):
+    def fn(m, w, idx, off, *weights, padding_idx, include_last_offset):
+        return m.nn.functional.embedding_bag(
+            idx, w, off, mode=mode, per_sample_weights=weights[0] if weights else None,
+            padding_idx=padding_idx, include_last_offset=include_last_offset,
+            scale_grad_by_freq=scale)
+
+    tag = ("_psw" if psw else "") + ("_freq" if scale else "")
+    # NOTE: torch has no double backward for embedding_bag ("the derivative for
+    # '_embedding_bag_backward' is not implemented"): glassgrad's is checked against finite
+    # differences in tests/test_nn_embed.py; scale_grad_by_freq is no derivative, so no gradcheck
+    return OpInfo(f"embedding_bag_{mode}{tag}", fn, _bag_samples(psw), gradgrad=False,
+                  grad=not scale)
+
+
+def _bag_2d(m, w, idx):
+    return m.nn.functional.embedding_bag(idx, w, mode="max")
+
+
+def _emb_freq(rng):
+    idx = np.array([[0, 2, 2], [4, 2, 1]], np.int64)
+    return [Sample((arr(rng, 5, 3), idx), {"padding_idx": p}) for p in (None, 1)]
+
+
 OPS = [
+    _bag("sum"),
+    _bag("sum", psw=True),
+    _bag("mean"),
+    _bag("mean", scale=True),
+    _bag("max"),
+    OpInfo("embedding_bag_2d_max", _bag_2d,
+           lambda rng: [Sample((arr(rng, 6, 3), np.array([[1, 2, 1], [5, 0, 0]], np.int64)))],
+           gradgrad=False),
+    OpInfo("top_embedding_bag",
+           lambda m, w, idx, off: m.embedding_bag(w, idx, off, False, 1, False, None, False, 2),
+           lambda rng: [Sample((arr(rng, 6, 3), _BAG_INPUT, _BAG_OFFSETS))], gradgrad=False),
+    OpInfo("embedding_scale_grad_by_freq",
+           lambda m, w, idx, padding_idx: m.nn.functional.embedding(
+               idx, w, padding_idx=padding_idx, scale_grad_by_freq=True), _emb_freq,
+           grad=False),  # (its gradient, no derivative, is compared in tests/test_nn_embed.py)
     _cell("lstm_cell", 4, states=2),
     _cell("gru_cell", 3),
     _cell("rnn_tanh_cell", 1),

@@ -102,6 +102,9 @@ from .transformer import (  # noqa: F401
     TransformerEncoderLayer,
 )
 
+# issue 16, lane embed
+from .embedding_bag import EmbeddingBag  # noqa: E402,F401
+
 _sys.modules[f"{__name__}.module"] = module
 del _sys
 
