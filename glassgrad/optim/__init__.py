@@ -21,3 +21,7 @@ __all__ = [
     "ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon",
     "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils",
 ]
+# issue 16, lane embed
+from .sparse_adam import SparseAdam  # noqa: E402
+
+__all__ += ["SparseAdam"]
