@@ -164,6 +164,14 @@ def test_embedding_bag_module_surface():
     assert_close(g(glassgrad.tensor([1, 3])), t(torch.tensor([1, 3])))
 
 
+def test_include_last_offset_last_bag_runs_to_the_end_as_torch():
+    theirs, ours = _both(lambda lib: lib.nn.EmbeddingBag(10, 3, include_last_offset=True,
+                                                         padding_idx=6))
+    for offsets in ([0, 3, 3], [0, 3, 4], [0, 2, 3]):
+        assert_close(ours(glassgrad.tensor([0, 1, 2, 3]), glassgrad.tensor(offsets)),
+                     theirs(torch.tensor([0, 1, 2, 3]), torch.tensor(offsets)), what=str(offsets))
+
+
 def test_top_level_embedding_bag_returns_torchs_four_tensors():
     for dtype in ("float32", "float64"):
         w = np.random.default_rng(0).standard_normal((6, 3)).astype(dtype)
@@ -193,6 +201,10 @@ ERRORS = {
     "offsets_last": lambda lib, w, i: lib.nn.functional.embedding_bag(i, w, lib.tensor([0, 7])),
     "out_of_range": lambda lib, w, i: lib.nn.functional.embedding_bag(
         lib.tensor([1, 9]), w, lib.tensor([0])),
+    "out_of_range_max": lambda lib, w, i: lib.nn.functional.embedding_bag(
+        lib.tensor([[-1, 1]]), w, mode="max"),
+    "out_of_range_padding": lambda lib, w, i: lib.nn.functional.embedding_bag(
+        lib.tensor([[11, 8]]), w, mode="sum", padding_idx=0),
     "float_indices": lambda lib, w, i: lib.embedding_bag(w, i.double(), lib.tensor([0])),
     "int_weight": lambda lib, w, i: lib.nn.functional.embedding_bag(i, w.long(), lib.tensor([0])),
     "padding": lambda lib, w, i: lib.nn.functional.embedding_bag(i, w, lib.tensor([0]),

@@ -54,14 +54,16 @@ def _bags(idx: np.ndarray, off: np.ndarray, include_last_offset: bool) -> tuple:
                            f"offsets[-1] of {off[-1]}")
     bags = max(off.shape[0] - 1, 0) if include_last_offset else off.shape[0]
     starts = off[:bags].astype(np.int64)
-    ends = np.append(off[1:bags], off[bags] if include_last_offset and bags else n)
+    # NOTE: the last bag runs to the input's end even with include_last_offset, as ATen's
+    # kernel (pytorch issue 89677's test): offsets[-1] only counts the bags
+    ends = np.append(off[1:bags], n)
     ends = ends.astype(np.int64)
     if np.any(ends < starts):
         raise RuntimeError(
             "offsets must be non-decreasing\nglassgrad: embedding_bag got offsets "
             f"{off.tolist()}; each bag is input[offsets[i]:offsets[i + 1]]")
     bag_of = np.repeat(np.arange(bags, dtype=np.int64), ends - starts)
-    return bags, bag_of, int(ends[-1]) if bags else 0
+    return bags, bag_of, n if bags else 0
 
 
 def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
@@ -84,6 +86,9 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
                                f"through {num - 1}, but got {padding_idx}")
         padding_idx %= num
     bad = np.flatnonzero((idx < 0) | (idx >= num))
+    if bad.size and (padding_idx is not None or mode == 2):  # ATen's two kernels' words
+        raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found "
+                           f"idx to be {idx[bad[0]]}")
     if bad.size:
         raise RuntimeError(f"Index {bad[0]} of input takes value {idx[bad[0]]} which is not in "
                            f"the valid range [0, {num})")
