@@ -269,6 +269,11 @@ from .nn._functional_extra import conv_tbc  # noqa: E402,F401
 from .nn._functional_rrelu import rrelu_top as rrelu, rrelu_top_ as rrelu_  # noqa: E402,F401
 from .nn._functional_ctc import ctc_loss_top as ctc_loss  # noqa: E402,F401
 
+# issue 16, lane embed
+from ._rnn_top import (  # noqa: E402,F401 - torch.lstm etc. on flat weights
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
+)
+from ._nn_top_embed import embedding_bag, embedding_renorm_  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -30,9 +30,14 @@ UNSUPPORTED = {
     "repeat_interleave-tensor repeats", "repeat_interleave-one-element repeats",
     "take_along_dim-dim 1", "take_along_dim-broadcast", "argwhere-0-d",
 }
+# embedding_bag finds its bags and padding entries with NumPy on the indices (and max mode its
+# winners on the weight), outside any primitive: inside vmap it raises VmapFallback's explanation
+UNSUPPORTED_OPS_EMBED = {"embedding_bag_sum", "embedding_bag_sum_psw", "embedding_bag_mean",
+                         "embedding_bag_mean_freq", "embedding_bag_max", "embedding_bag_2d_max",
+                         "top_embedding_bag"}
 # PyTorch's batching rule is wrong here (it returns (B, 4, B)): compare with a loop over torch
 TORCH_WRONG = {"index_select-0-d index"}
-UNSUPPORTED_OPS = {"max_pool2d", "adaptive_max_pool2d", "max_pool1d"}
+UNSUPPORTED_OPS = {"max_pool2d", "adaptive_max_pool2d", "max_pool1d"} | UNSUPPORTED_OPS_EMBED
 # a view of a storage at a given offset: under vmap each entry's storage is the batch's
 UNSUPPORTED_OPS |= {"as_strided", "as_strided_method", "as_strided_of_view",
                     "as_strided_of_expand", "as_strided_copy", "as_strided_scatter"}

@@ -38,6 +38,10 @@ from .. import dtypes
 from .graph import ZERO_D_META, AccumulateGrad, SavedTensor, _second_time_message
 
 _M32, _M64 = ZERO_D_META
+# NOTE [Sparse gradients] in sparse/_coo.py: the stand-in array type of a sparse gradient and
+# its AccumulateGrad, bound by glassgrad.sparse
+_sparse_grad_type = None
+_sparse_accumulate = None
 
 
 def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, accumulate, release):
@@ -45,6 +49,7 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
     late-bound ``_Tensor``/``_reduce_batched_grad``)."""
     wrap = eng._Tensor._make
     reduce_batched = eng._reduce_batched_grad
+    sparse_t = _sparse_grad_type  # NOTE [Sparse gradients] in sparse/_coo.py
     g = None
     held = None  # the gradients of the node that runs next, kept out of `buffers` (a chain's case)
     node = heappop(heap)[2] if heap else None
@@ -58,13 +63,19 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
         if grads is not None:
             if type(node) is AccumulateGrad:
                 # NOTE: the list keeps the only reference (see the module docstring)
-                grads[0] = None if grads[0] is None else wrap(grads[0])
+                if grads[0] is not None:
+                    grads[0] = wrap(grads[0]) if type(grads[0]) is not sparse_t \
+                        else grads[0].tensor
                 if node.variable._hooks or node._pre_hooks:
                     grads = eng._pre_hooks(node, grads, False, accumulate)
                 if targets is not None and node in targets:
                     eng._capture(captured, targets[node], grads)
                 if accumulate and grads[0] is not None and (targets is None or node in targets):
-                    eng._accumulate(node.variable, grads[0], False)
+                    if grads[0]._sparse or node.variable._grad is not None \
+                            and node.variable._grad._sparse:
+                        _sparse_accumulate(node.variable, grads[0])
+                    else:
+                        eng._accumulate(node.variable, grads[0], False)
                 if node._post_hooks:
                     eng._accumulate_post_hooks(node, grads)
             else:
@@ -123,7 +134,8 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                     if not (m is _M32 and cls is _f32 or m is _M64 and cls is _f64):
                         shape, np_dtype = m if m is not None else (None, None)
                         if cls is not _ndarray and cls is not _f32 and cls is not _f64 \
-                                and reduce_batched is not None and not isinstance(g, _generic):
+                                and reduce_batched is not None and not isinstance(g, _generic) \
+                                and cls is not sparse_t:
                             g = reduce_batched(wrap(g), shape)._array
                         if shape is not None and g.shape != shape:
                             g = eng._reduce_grad(node, k, wrap(g), shape)._array

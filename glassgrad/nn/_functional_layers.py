@@ -345,15 +345,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
               scale_grad_by_freq: bool = False, sparse: bool = False):
     """Rows of ``weight (num_embeddings, dim)`` at integer ``input (*)`` -> ``(*, dim)``; the row
     at ``padding_idx`` gets no gradient; ``max_norm`` renormalises used rows in place
-    (``torch.nn.functional.embedding``). ``sparse`` gives a dense gradient."""
+    (``torch.nn.functional.embedding``). ``sparse=True`` makes ``weight.grad`` a sparse COO
+    tensor; ``scale_grad_by_freq`` divides each row's gradient by its index's count."""
     if not isinstance(input, Tensor) or input._array.dtype.kind not in "iu":
         name = dtypes.type_name(input.dtype) if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
             f"Long, Int; but got {name} instead (while checking arguments for embedding)"
         )
-    if scale_grad_by_freq:
-        raise NotImplementedError("glassgrad: embedding(scale_grad_by_freq=True)")
     idx = input._array
     if is_tensor(weight) and weight.ndim != 2:
         raise RuntimeError(f"'weight' must be 2-D\nglassgrad: embedding takes a (num_embeddings, "
@@ -371,6 +370,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
             raise AssertionError("Padding_idx must be within num_embeddings")
     if max_norm is not None:
         _renorm_rows(weight, np.unique(idx), max_norm, norm_type)
+    if scale_grad_by_freq or sparse:
+        from ..ops.embedding_ops import EmbeddingRows
+
+        return EmbeddingRows.apply(weight, indices=idx, padding_idx=padding_idx,
+                                   scale_grad_by_freq=scale_grad_by_freq, num_weights=num,
+                                   sparse=sparse)
     out = weight[input]
     if padding_idx is not None and weight.requires_grad:
         out = where((input == padding_idx).unsqueeze(-1), weight.detach()[input], out)

@@ -36,6 +36,8 @@ from ._functional_loss_margin import *  # noqa: F403
 from ._functional_rrelu import *  # noqa: F403
 from ._functional_ctc import *  # noqa: F403
 from ._functional_linear_ce import *  # noqa: F403
+# issue 16, lane embed
+from ._functional_embedding_bag import embedding_bag  # noqa: E402,F401
 
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 

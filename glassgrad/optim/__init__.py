@@ -27,3 +27,7 @@ from ._stateless import swap_in_optimizer_params_and_state  # noqa: E402
 
 swap_in_optimizer_params_and_state.__module__ = __name__  # as torch.optim shows it
 __all__ += ["swap_in_optimizer_params_and_state"]
+# issue 16, lane embed
+from .sparse_adam import SparseAdam  # noqa: E402
+
+__all__ += ["SparseAdam"]

@@ -124,6 +124,49 @@ for _name in ("getitem setitem iter float int index bool complex add radd sub rs
     setattr(_SparseArray, f"__{_name}__", _refuse(_name))
 
 
+class _SparseGradArray(_SparseArray):
+    """The ``_array`` of a sparse gradient on its way through the engine (NOTE [Sparse
+    gradients]): it carries its ``tensor``; ``+`` with another sparse gradient concatenates,
+    ``+`` with a dense array gives the dense sum."""
+
+    __slots__ = ("tensor",)
+    __array_ufunc__ = None  # NOTE: so `ndarray + this` defers to __radd__ instead of converting
+
+    def __init__(self, tensor: SparseCOOTensor) -> None:
+        super().__init__(tensor._array.shape, tensor._array.dtype)
+        # NOTE: an equal dtype that is not numpy's cached one: run_arrays then never takes its
+        # `old += g` path (which needs `old.dtype is g.dtype`) for a sparse g
+        self.dtype = np.dtype(self.dtype, copy=True)
+        self.tensor = tensor
+
+    def __add__(self, other):
+        if type(other) is _SparseGradArray:
+            both = SparseCOOTensor._build(
+                np.concatenate([self.tensor._indices_t._array, other.tensor._indices_t._array], 1),
+                Tensor._make(np.concatenate([self.tensor._values_t._array,
+                                             other.tensor._values_t._array])),
+                self.shape, False)
+            return sparse_gradient(both)._array
+        return other + self
+
+    def unwrap(self) -> SparseCOOTensor:
+        """The sparse tensor, now a plain one (it becomes a ``.grad``)."""
+        tensor = self.tensor
+        tensor._array = _SparseArray(self.shape, tensor._values_t._array.dtype)
+        return tensor
+
+    def __radd__(self, other):
+        from ._construct import to_dense
+
+        return other + to_dense(self.tensor)._array
+
+
+def sparse_gradient(tensor: SparseCOOTensor) -> SparseCOOTensor:
+    """``tensor`` marked as a gradient for the engine (NOTE [Sparse gradients])."""
+    tensor._array = _SparseGradArray(tensor)
+    return tensor
+
+
 class SparseCOOTensor(Tensor):
     """A sparse COO tensor (``torch.Tensor`` with ``layout=torch.sparse_coo``). Build one with
     ``glassgrad.sparse_coo_tensor(indices, values, size)`` or ``dense.to_sparse()``.
@@ -334,3 +377,32 @@ class SparseCOOTensor(Tensor):
 def _rebuild(indices, values, shape, coalesced) -> SparseCOOTensor:
     """Unpickle (and ``copy.copy``) a sparse tensor."""
     return SparseCOOTensor._build(indices, values, tuple(shape), coalesced)
+
+
+# NOTE [Sparse gradients]: a backward may return a sparse COO gradient (``F.embedding(...,
+# sparse=True)``). Its ``_array`` is then a ``_SparseGradArray``, which the engine's array loop
+# (first order, engine_arrays.py) carries like any array: shape and dtype checks pass, ``+``
+# concatenates two of them or densifies against a dense one. At AccumulateGrad the loop hands
+# a sparse gradient, or any gradient for a ``.grad`` that is sparse, to ``_accumulate`` below:
+# ``.grad`` becomes the sparse tensor, sparse + sparse stays sparse, and dense meets sparse as
+# a dense sum, as PyTorch's AccumulateGrad does. Graph-recording backwards (create_graph=True,
+# anomaly mode) refuse sparse gradients in the op that makes them.
+def _accumulate(variable, g) -> None:
+    if type(g._array) is _SparseGradArray:
+        g = g._array.unwrap()
+    old = variable._grad
+    if old is None:
+        variable._grad = g
+    elif old._sparse and g._sparse:
+        variable._grad = old + g
+    else:
+        variable._grad = g + old if old._sparse else old + g
+    for hook in list((variable._post_acc_hooks or {}).values()):
+        if hook(variable) is not None:
+            raise RuntimeError("hooks should return None.")
+
+
+from ..autograd import engine_arrays as _engine_arrays  # noqa: E402
+
+_engine_arrays._sparse_grad_type = _SparseGradArray
+_engine_arrays._sparse_accumulate = _accumulate

@@ -168,6 +168,8 @@ _loss.LinearCrossEntropyLoss = LinearCrossEntropyLoss
 for _attr in _loss_margin.__all__:
     setattr(_loss, _attr, getattr(_loss_margin, _attr))
 del _activation, _loss, _loss_margin
+# issue 16, lane embed
+from .embedding_bag import EmbeddingBag  # noqa: E402,F401
 
 _sys.modules[f"{__name__}.module"] = module
 del _sys

@@ -207,30 +207,40 @@ class RNNBase(Module):
 
     def _run_layers(self, x, states, batch_sizes):
         """Every layer and direction in turn; returns (last layer's output, final states)."""
-        step = _STEPS[self.mode]
-        # NOTE: b_hh can join b_ih in the all-steps projection except in GRU (b_hn is inside r*)
-        fold_bias = self.mode != "GRU"
-        directions = 2 if self.bidirectional else 1
-        finals = [[] for _ in states]
-        layer_input = x
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                idx = layer * directions + direction
-                weights = [getattr(self, name) for name in self._all_weights[idx]]
-                out, final = _run_direction(
-                    step, layer_input, tuple(s[idx] for s in states), weights, self.bias,
-                    self.proj_size > 0, batch_sizes, direction == 1, fold_bias,
-                )
-                outputs.append(out)
-                for k, s in enumerate(final):
-                    finals[k].append(s)
-            layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                from .. import functional as F
+        weights = [[getattr(self, name) for name in names] for names in self._all_weights]
+        return run_layers(self.mode, x, states, weights, self.bias, self.proj_size > 0,
+                          self.num_layers, self.bidirectional, self.dropout, self.training,
+                          batch_sizes)
 
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        return layer_input, tuple(stack(f, 0) for f in finals)
+
+def run_layers(mode, x, states, weights, bias, proj, num_layers, bidirectional, dropout,
+               training, batch_sizes):
+    """The stacked recurrence of ``RNNBase`` and ``torch.lstm``/``gru``/``rnn_*``: ``weights``
+    holds each (layer, direction)'s ``[w_ih, w_hh, (b_ih, b_hh), (w_hr)]``; ``x`` is ``(T, B, F)``
+    or packed data with ``batch_sizes``. Returns (last layer's output, final states stacked)."""
+    step = _STEPS[mode]
+    # NOTE: b_hh can join b_ih in the all-steps projection except in GRU (b_hn is inside r*)
+    fold_bias = mode != "GRU"
+    directions = 2 if bidirectional else 1
+    finals = [[] for _ in states]
+    layer_input = x
+    for layer in range(num_layers):
+        outputs = []
+        for direction in range(directions):
+            idx = layer * directions + direction
+            out, final = _run_direction(
+                step, layer_input, tuple(s[idx] for s in states), weights[idx], bias, proj,
+                batch_sizes, direction == 1, fold_bias,
+            )
+            outputs.append(out)
+            for k, s in enumerate(final):
+                finals[k].append(s)
+        layer_input = outputs[0] if directions == 1 else cat(outputs, -1)
+        if dropout and training and layer < num_layers - 1:
+            from .. import functional as F
+
+            layer_input = F.dropout(layer_input, dropout, True)
+    return layer_input, tuple(stack(f, 0) for f in finals)
 
 
 def _run_direction(step, x, state, weights, bias, proj, batch_sizes, reverse, fold_bias):

@@ -14,7 +14,7 @@ from ..parameter import Parameter
 class Embedding(Module):
     """Integer indices ``(*)`` -> rows of ``weight (num_embeddings, embedding_dim)``, ``(*, dim)``
     (``torch.nn.Embedding``). Weight ~ N(0, 1); the ``padding_idx`` row starts at zero and gets no
-    gradient. ``sparse=True`` is accepted and gives a dense gradient."""
+    gradient. ``sparse=True`` makes ``weight.grad`` a sparse COO tensor (``optim.SparseAdam``)."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0,
