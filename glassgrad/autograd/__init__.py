@@ -44,3 +44,5 @@ from ._autograd_names import (  # noqa: F401,E402
 from . import profiler, profiler_util  # noqa: F401,E402
 from .profiler import ProfilerActivity, ProfilerConfig, ProfilerState  # noqa: F401,E402
 from .profiler_util import DeviceType  # noqa: F401,E402
+# issue 15: the legacy nested-I/O function (torch's own instances cannot be called in 2.x)
+from ._nested_io import NestedIOFunction  # noqa: F401,E402
