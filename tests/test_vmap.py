@@ -17,6 +17,7 @@ from glassgrad.func import functional_call as g_call
 from glassgrad.func import grad as g_grad
 from glassgrad.func import vjp as g_vjp
 from glassgrad.func import vmap as g_vmap
+from glassgrad.ops.primitive import VmapFallback
 from tests.op_db import all_ops
 from tests.oracle import flat_tensors, to_lib
 
@@ -49,6 +50,20 @@ UNSUPPORTED_OPS |= {
     "linalg.lu_factor", "linalg.lu_factor_ex", "lu_top", "lu_unpack", "linalg.lu_solve",
     "lu_solve_top", "linalg.lstsq", "linalg.lstsq_rank", "linalg.matrix_rank", "geqrf",
     "linalg.ldl", "linalg.lu_solve_complex", "linalg.lstsq_complex", "linalg.matrix_rank_complex",
+}
+# issue 16: pooling with indices (3-D, fractional, adaptive 1-D/3-D), LP pooling's window sums,
+# grid sampling's corner gathers, CTC's recursion and multilabel margins' target scan compute on
+# plain arrays outside a primitive for some samples: there they raise VmapFallback's explanation,
+# elsewhere they must match torch's vmap
+FALLBACK_OPS = {
+    "F.grid_sample_bilinear", "F.grid_sample_nearest", "F.grid_sample_bicubic",
+    "F.grid_sample_3d_bilinear", "F.grid_sample_3d_nearest", "F.affine_grid_then_grid_sample",
+    "torch.grid_sampler", "torch.grid_sampler_2d", "torch.grid_sampler_3d",
+    "nn.functional.ctc_loss", "nn.functional.multilabel_margin_loss", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices", "max_pool3d_with_indices", "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
 }
 # backward formulas that branch in Python on whether the input has a zero: inside vmap they raise
 # PyTorch's data-dependent control flow error when the batch entries disagree
@@ -101,6 +116,10 @@ def _check(name, op, run_ours, run_torch, may_raise=False):
         warnings.simplefilter("ignore")
         try:
             ours = run_ours()
+        except VmapFallback:
+            if op.name in FALLBACK_OPS:
+                return
+            raise
         except RuntimeError as e:
             if may_raise and "data-dependent control flow" in str(e):
                 return

@@ -170,6 +170,7 @@ for _attr in _loss_margin.__all__:
 del _activation, _loss, _loss_margin
 # issue 16, lane embed
 from .embedding_bag import EmbeddingBag  # noqa: E402,F401
+sparse.EmbeddingBag = EmbeddingBag  # torch's path: torch.nn.modules.sparse.EmbeddingBag
 
 _sys.modules[f"{__name__}.module"] = module
 del _sys
