@@ -11,6 +11,8 @@ agree exactly; gradients of any order come from the composed ops."""
 
 from __future__ import annotations
 
+from ._arg_check import _type_name
+from ._nn_top import _tensor_args
 from .nn.modules.rnn import run_layers
 from .nn.modules.rnn_cells import gru_step, linear, lstm_step, rnn_relu_step, rnn_tanh_step
 from .tensor import Tensor
@@ -22,6 +24,52 @@ _PADDED = ("input", "hx", "params", "has_biases", "num_layers", "dropout", "trai
            "bidirectional", "batch_first")
 _PACKED = ("data", "batch_sizes", "hx", "params", "has_biases", "num_layers", "dropout", "train",
            "bidirectional")
+_SIGNATURES = {False: "(Tensor input, {hx} hx, tuple of Tensors params, bool has_biases, int "
+                      "num_layers, float dropout, bool train, bool bidirectional, bool batch_first)",
+               True: "(Tensor data, Tensor batch_sizes, {hx} hx, tuple of Tensors params, bool "
+                     "has_biases, int num_layers, float dropout, bool train, bool bidirectional)"}
+
+
+def _tensor_list(value, position: int) -> None:
+    """torch's TypeError for a non-Tensor in a ``tuple of Tensors`` argument (0-based position)."""
+    for j, item in enumerate(value):
+        if not isinstance(item, Tensor):
+            raise TypeError(f"expected Tensor as element {j} in argument {position}, but got "
+                            f"{_type_name(item)}")
+
+
+def _check_types(name: str, a: dict, packed: bool, lstm_mode: bool) -> None:
+    """torch's argument parser on the Tensor arguments: a value of the wrong kind matches neither
+    overload ("invalid combination of arguments"), then each list's elements must be Tensors."""
+    seq = (list, tuple)
+    fits = isinstance(a["data" if packed else "input"], Tensor) and isinstance(a["params"], seq)
+    fits = fits and isinstance(a["hx"], seq if lstm_mode else Tensor)
+    if not fits or packed and not isinstance(a["batch_sizes"], Tensor):
+        names = _PACKED if packed else _PADDED
+        got = ", ".join("Tensor" if isinstance(a[n], Tensor) else _type_name(a[n]) for n in names)
+        hx = "tuple of Tensors" if lstm_mode else "Tensor"
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+            f"one of:\n * {_SIGNATURES[True].format(hx=hx)}\n * {_SIGNATURES[False].format(hx=hx)}"
+            f"\nglassgrad: convert the values with glassgrad.tensor(value) first")
+    if lstm_mode:
+        _tensor_list(a["hx"], 1 + packed)
+    _tensor_list(a["params"], 2 + packed)
+
+
+def _check_batch_sizes(batch_sizes, n: int) -> None:
+    """ATen narrows the packed data one time step at a time: its errors for a negative batch size
+    or one that runs past the data, at the first such step."""
+    start = 0
+    for length in batch_sizes.tolist():
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.\nglassgrad: packed "
+                               f"batch_sizes {batch_sizes.tolist()} holds a negative size")
+        if start + length > n:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n})."
+                               f"\nglassgrad: packed batch_sizes {batch_sizes.tolist()} add up to "
+                               f"more than the data's {n} rows")
+        start += length
 
 
 def _bind(name: str, args: tuple, kwargs: dict) -> dict:
@@ -50,6 +98,7 @@ def _layers(mode: str, name: str, args: tuple, kwargs: dict):
     packed = "data" in a
     x = a["data"] if packed else a["input"]
     lstm_mode = mode == "LSTM"
+    _check_types(name, a, packed, lstm_mode)
     if lstm_mode:
         states = tuple(a["hx"])
         if len(states) != 2:
@@ -79,6 +128,8 @@ def _layers(mode: str, name: str, args: tuple, kwargs: dict):
     if batch_first:
         x = x.transpose(0, 1)
     batch_sizes = a["batch_sizes"]._array if packed else None
+    if packed:
+        _check_batch_sizes(batch_sizes.reshape(-1), x.shape[0])
     batch = int(batch_sizes[0]) if packed else x.shape[1]
     for k, s in enumerate(states):
         size = s.shape[-1]
@@ -126,6 +177,12 @@ def rnn_relu(*args, **kwargs):
 
 def _cell(step, name: str, gates: int, input, states, w_ih, w_hh, b_ih, b_hh):
     """ATen's cell checks, then one step of ``step``."""
+    _tensor_args(name, input=(1, input), w_ih=(3, w_ih), w_hh=(4, w_hh), b_ih=(5, b_ih),
+                 b_hh=(6, b_hh))
+    if len(states) == 1:
+        _tensor_args(name, hx=(2, states[0]))
+    else:
+        _tensor_list(states, 1)
     if not isinstance(input, Tensor) or input.dim() != 2:
         got = input.dim() if isinstance(input, Tensor) else 0
         raise IndexError(f"Dimension out of range (expected to be in range of [{-max(got, 1)}, "
@@ -156,6 +213,9 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """``torch.lstm_cell``: one LSTM step, ``input (B, F)``, ``hx = [h (B, H), c (B, H)]``,
     ``w_ih (4H, F)``, ``w_hh (4H, H)``, biases ``(4H,)`` or None -> ``(h', c')``. RuntimeError for
     inconsistent sizes (ATen's text)."""
+    if not isinstance(hx, (list, tuple)):
+        raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not "
+                        f"{'Tensor' if isinstance(hx, Tensor) else _type_name(hx)}")
     states = tuple(hx)
     if len(states) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
