@@ -79,10 +79,16 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
             "for embedding_bag)")
     idx, off = indices._array.reshape(-1), offsets._array.reshape(-1)
     int_dtype = idx.dtype
+    if padding_idx is not None and weight.dim() == 0:  # ATen asks a 0-d weight for its size(0)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions\nglassgrad: "
+                         "embedding_bag takes a (num_embeddings, embedding_dim) weight")
+    if weight.dim() != 2:
+        raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                           f"{weight.dim()}")
     num, dim = weight.shape
     if padding_idx is not None:
         if not -num <= padding_idx < num:
-            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-num} "
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
                                f"through {num - 1}, but got {padding_idx}")
         padding_idx %= num
     bad = np.flatnonzero((idx < 0) | (idx >= num))
@@ -120,14 +126,22 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
 
 
 def _bag_max(weight, idx, bag_of, bags: int, counts):
-    """Each bag's column-wise maximum and the row that holds it (the first, as ATen's ``>``)."""
+    """Each bag's column-wise maximum and the row that holds it, as ATen's loop finds it: the
+    bag's first row, replaced by each later one that is strictly greater (``>``). So a NaN first
+    row wins and a later NaN never does (``x > nan`` and ``nan > x`` are both false)."""
     values = weight._array[idx]  # (n, D): which rows win is decided on the numbers
-    dim = values.shape[1]
+    n, dim = values.shape
+    nan = np.isnan(values)
+    clean = np.where(nan, -np.inf, values)  # a later NaN loses to anything, even a first -inf
     best = np.full((bags, dim), -np.inf, values.dtype)
-    np.maximum.at(best, bag_of, values)
-    position = np.where(values == best[bag_of], np.arange(idx.shape[0])[:, None], idx.shape[0])
-    first = np.full((bags, dim), idx.shape[0])
+    np.maximum.at(best, bag_of, clean)
+    position = np.where(clean == best[bag_of], np.arange(n)[:, None], n)
+    first = np.full((bags, dim), n)
     np.minimum.at(first, bag_of, position)
+    start = np.full(bags, n)
+    np.minimum.at(start, bag_of, np.arange(n))
+    nan_first = np.append(nan, np.zeros((1, dim), bool), axis=0)[start]
+    first = np.where(nan_first, start[:, None], first)
     empty = counts == 0
     rows = np.where(empty[:, None], 0, np.append(idx, 0)[first])
     picked = weight[Tensor._make(rows), Tensor._make(np.arange(dim)[None, :])]
