@@ -358,16 +358,18 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
         raise RuntimeError(f"'weight' must be 2-D\nglassgrad: embedding takes a (num_embeddings, "
                            f"embedding_dim) weight; got shape {list(weight.shape)}")
     num = weight.shape[0]
+    # NOTE: torch checks padding_idx in Python before its kernel checks the indices, and lets
+    # padding_idx=0 through unchecked
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += num
+        if padding_idx and not 0 <= padding_idx < num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
     if idx.size and not num:
         raise RuntimeError("index_select(): self indexing axis dim should be positive\nglassgrad: "
                            f"embedding's weight {list(weight.shape)} has no rows to select")
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
-    if padding_idx is not None:
-        if padding_idx < 0:
-            padding_idx += num
-        if not 0 <= padding_idx < num:
-            raise AssertionError("Padding_idx must be within num_embeddings")
     if max_norm is not None:
         _renorm_rows(weight, np.unique(idx), max_norm, norm_type)
     if scale_grad_by_freq or sparse:
