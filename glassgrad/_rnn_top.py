@@ -11,6 +11,8 @@ agree exactly; gradients of any order come from the composed ops."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._arg_check import _type_name
 from ._nn_top import _tensor_args
 from .nn.modules.rnn import run_layers
@@ -44,6 +46,11 @@ def _check_types(name: str, a: dict, packed: bool, lstm_mode: bool) -> None:
     seq = (list, tuple)
     fits = isinstance(a["data" if packed else "input"], Tensor) and isinstance(a["params"], seq)
     fits = fits and isinstance(a["hx"], seq if lstm_mode else Tensor)
+    # its bool takes a Python bool only, its int any integer but a bool
+    flags = ("has_biases", "train", "bidirectional") + (() if packed else ("batch_first",))
+    fits = fits and all(type(a[f]) is bool for f in flags) and isinstance(
+        a["num_layers"], (int, np.integer)) and not isinstance(a["num_layers"], bool)
+    fits = fits and isinstance(a["dropout"], (int, float, np.number, Tensor))
     if not fits or packed and not isinstance(a["batch_sizes"], Tensor):
         names = _PACKED if packed else _PADDED
         got = ", ".join("Tensor" if isinstance(a[n], Tensor) else _type_name(a[n]) for n in names)
