@@ -114,12 +114,16 @@ def run_checked(node, grads):
             check_backward(node, out)
     except Exception as e:
         where = node.source or "<unknown: the node was created before anomaly detection was on>"
-        warnings.warn(
-            f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-            f"  {where}",
-            UserWarning,
-            stacklevel=2,
-        )
+        if node.source:
+            message = (f"Error detected in {node.name()}. Traceback of forward call that caused "
+                       f"the error:\n  {where}")
+        else:
+            message = (f"Error detected in {node.name()}. No forward pass information available. "
+                       "Enable detect anomaly during forward pass for more information.")
+        try:
+            warnings.warn(message, UserWarning, stacklevel=2)
+        except Warning:  # NOTE: warnings made errors: the backward's error is the one to raise,
+            print(f"Warning: {message}", file=sys.stderr)  # so the warning goes to stderr (torch)
         note = f"\nglassgrad: the node was created at {where}"
         if e.args and isinstance(e.args[0], str) and note not in e.args[0]:
             e.args = (e.args[0] + note,) + e.args[1:]

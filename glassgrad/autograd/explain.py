@@ -44,14 +44,20 @@ def data_version(vc) -> list:
     return [0, WriteLog(vc)]
 
 
+before_write: list = [None]  # NOTE [Copy on write of saved tensors] in _mutation_on_saved.py
+
+
 def note_write(t, op: str) -> None:
-    """``Tensor._write`` on a watched counter (saved for backward, or taken by ``.data``)."""
+    """An in-place write to a watched counter (saved for backward, or taken by ``.data``), called
+    just before the write: it logs the version the write makes."""
+    if before_write[0] is not None:
+        before_write[0](t)
     vc = t._vc
     log = vc[1]
     if log is None:
         log = vc[1] = WriteLog()
     where = _user_frame()
-    log.add(vc[0], op + "_", where)
+    log.add(vc[0] + 1, op + "_", where)
     orig = log.data_of
     if orig is not None and len(orig) > 1:
         orig[0] += DATA_WRITE

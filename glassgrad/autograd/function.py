@@ -252,7 +252,11 @@ def _wrap_outputs(ctx, args, outputs, recording) -> tuple:
                 o.grad_fn = ctx
                 o._output_nr = i
         outs.append(o)
-        meta.append((o._array.shape, o._array.dtype) if o.is_floating_point() else None)
+        # NOTE: meta None = backward gets None, not zeros: non-tensors, and non-differentiable
+        # outputs when forward set ctx._materialize_non_diff_grads = False (as torch's)
+        materialize = id(o) not in non_diff or getattr(ctx, "_materialize_non_diff_grads", True)
+        meta.append((o._array.shape, o._array.dtype) if materialize and o.is_floating_point()
+                    else None)
     ctx._out_meta = tuple(meta)
     return tuple(outs)
 

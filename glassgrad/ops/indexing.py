@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from ..autograd import forward_ad
+from ..autograd import explain, forward_ad
 from ..autograd.grad_mode import _state
 from ..autograd.graph import _Hooks
 from . import _overlap, _view_meta, primitive
@@ -321,6 +321,8 @@ def setitem(input, index, value) -> None:
     arr = input._array
     if not arr.flags.writeable:  # NOTE [Expanded writes] in _overlap.py
         arr = _writable(arr, idx, v)
+    if len(input._vc) > 1:  # NOTE [Diagnostics]: saved for backward, or a .data tensor
+        explain.note_write(input, "index_put")
     try:
         arr[idx] = v._array
     except IndexError as e:
