@@ -208,3 +208,20 @@ def test_functional_strict_create_graph_and_size_errors(name):
     same_error(strict, RuntimeError, "jacobian of the user-provided function is independent of "
                "input 0. This is not allowed in strict mode when create_graph=True")
     same_error(size, RuntimeError, "v has invalid size: should be torch.Size([")
+
+
+@pytest.mark.parametrize("index", [
+    [[1, 1, 3, 2, 1, 2], [0]], [slice(None), [2, 3]], [[2, 3], slice(None)], [0], [[0, 1], [1, 0]],
+    [None, 1], [Ellipsis, [1]]], ids=str)
+def test_list_index_with_sequences_reads_as_a_tuple(index):
+    def run(torch):
+        x = torch.arange(1.0, 17).view(4, 4).requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = x[index]
+            y.sum().backward()
+            z = x.detach().clone()
+            z[index] = 0
+        return y, x.grad, z
+
+    same(run)
