@@ -262,6 +262,8 @@ from ._control_flow import cond  # noqa: E402,F401
 _tnn_methods(Tensor)
 # issue 15, lane agrad
 from . import _tensor_methods_agrad  # noqa: E402,F401 - del t.grad, t.data's rules
+from ._while_loop import slice_inverse, while_loop  # noqa: E402,F401
+from ._qparams import choose_qparams_optimized  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

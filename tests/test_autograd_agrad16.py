@@ -225,3 +225,106 @@ def test_list_index_with_sequences_reads_as_a_tuple(index):
         return y, x.grad, z
 
     same(run)
+
+
+def _loops(torch):
+    out = [torch.while_loop(lambda i, x: i.sum() < 3, lambda i, x: (i + 1, x.sin()),
+                            (torch.zeros(1), torch.ones(2)))]
+    out.append(torch.while_loop(lambda i, x: 2 * i < x.shape[0], lambda i, x: (i + 1, x + i),
+                                (0, torch.ones(4))))
+    never = (torch.zeros(1), torch.ones(2))
+    got = torch.while_loop(lambda i, x: i.sum() > 5, lambda i, x: (i + 1, x.clone()), never)
+    out.append((got, got[1].data_ptr() != never[1].data_ptr()))  # cloned when it never runs
+    out.append(torch.while_loop(
+        lambda d, n: n < 3, lambda d, n: ({"a": d["a"] * 2, "b": d["b"] + 1}, n + 1),
+        ({"a": torch.ones(2), "b": torch.zeros(1)}, 0)))
+    x = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
+    _, y = torch.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * y.sin()),
+                            (torch.tensor(0), x))
+    out.append(torch.autograd.grad(y.sum(), x))
+    return out
+
+
+def test_while_loop_as_torch():
+    same(_loops)
+
+
+@pytest.mark.parametrize("case", ["not_callable", "float_leaf", "not_tuple", "bad_cond", "arity",
+                                  "alias", "shape"])
+def test_while_loop_errors_as_torch(case):
+    def run(torch):
+        c = lambda i, x: i.sum() < 3  # noqa: E731
+        b = lambda i, x: (i + 1, x.sin())  # noqa: E731
+        carried = (torch.zeros(1), torch.ones(2))
+        args = {"not_callable": (1, b, carried), "float_leaf": (c, b, (torch.zeros(1), 1.5)),
+                "not_tuple": (c, b, torch.zeros(1)), "bad_cond": (lambda i, x: i, b, carried),
+                "arity": (c, lambda i, x: (i + 1,), carried),
+                "alias": (c, lambda i, x: (i + 1, x), carried),
+                "shape": (c, lambda i, x: (i + 1, x.sum()), carried)}[case]
+        torch.while_loop(*args)
+
+    if case in ("not_tuple", "bad_cond"):  # torch reaches its compiler's own errors there
+        import glassgrad
+
+        with pytest.raises(RuntimeError):
+            run(glassgrad)
+        return
+    exc, phrase = {
+        "not_callable": (RuntimeError, "Expect cond_fn and body_fn to be callable."),
+        "float_leaf": (AssertionError, "can only be of (<class 'torch.Tensor'>, <class 'int'>"),
+        "arity": (RuntimeError, "Expected body_fn_output and carried_inputs to have same number"),
+        "alias": (RuntimeError, "Encountered aliasing during higher order op tracing"),
+        "shape": (RuntimeError, "Expected body_fn_output and carried_inputs to have same metadata"),
+    }[case]
+    same_error(run, exc, phrase)
+
+
+def test_slice_inverse_values_gradients_and_errors_as_torch():
+    def run(torch):
+        base = torch.arange(12.0, dtype=torch.float64).view(3, 4)
+        src = (base * 1).requires_grad_()
+        part = (src * 2)[:, 1:3]  # a slice over a storage shaped as src
+        out = [torch.slice_inverse(base[:, 1:3], base, 1, 1, 3)]
+        y = torch.slice_inverse(part, src, 1, 1, 3)
+        cot = torch.arange(12.0, dtype=torch.float64).view(3, 4).cos()
+        out.append(y.detach())
+        out.append(torch.autograd.grad((y * cot).sum(), src))
+        flat = torch.arange(10.0)
+        out.append(torch.slice_inverse(flat[2:8:3], flat, 0, 2, 8, 3))
+        return out
+
+    same(run)
+    same_error(lambda torch: torch.slice_inverse(torch.ones(3), torch.arange(10.0), 0, 2, 8, 3),
+               RuntimeError, "setStorage: sizes [10], strides [1], storage offset 0")
+
+
+def test_choose_qparams_optimized_is_torchs_number():
+    import numpy as np
+
+    def run(torch):
+        rng = np.random.default_rng(0)
+        out = []
+        for i in range(40):
+            n = int(rng.integers(1, 200))
+            scale = float(rng.choice([1e-3, 1, 10, 1e3]))
+            a = (rng.standard_normal(n) * scale + rng.standard_normal() * scale).astype(np.float32)
+            if i % 7 == 0:
+                a = rng.integers(-5, 5, n).astype(np.float32)
+            args = (int(rng.choice([10, 100, 200])), float(rng.choice([0.16, 0.5, 0.9])),
+                    int(rng.choice([2, 4, 8])))
+            out.append(torch.choose_qparams_optimized(torch.tensor(a), n, *args))
+        out.append(torch.choose_qparams_optimized(torch.arange(10.0).view(2, 5), 5, 100, 0.5, 4))
+        out.append(torch.choose_qparams_optimized(torch.tensor([3.0, 1.0]), 0, 100, 0.5, 4))
+        return out
+
+    same(run, atol=0, rtol=0)
+    for args, exc, phrase in [
+        ((4, 5), RuntimeError, "numel is out of the bound of input tensor"),
+        ((4, 4, "double"), RuntimeError, "expected scalar type Float but found Double"),
+        ((0, 0), ValueError, "input tensor is empty and has no data"),
+    ]:
+        def bad(torch, args=args):
+            x = torch.randn(args[0], dtype=torch.float64 if len(args) > 2 else torch.float32)
+            torch.choose_qparams_optimized(x, args[1], 100, 0.5, 4)
+
+        same_error(bad, exc, phrase)
