@@ -24,7 +24,7 @@ import numpy as np
 from numpy import ndarray as _ndarray
 
 from .. import dtypes
-from . import diagnostics as _diag
+from . import _grad_layout as _layout, diagnostics as _diag
 from . import forward_ad as _forward_ad
 from .engine_arrays import run_arrays
 from .grad_mode import _state
@@ -537,11 +537,11 @@ def _accumulate(variable, g, create_graph: bool) -> None:
     """``AccumulateGrad``: the first gradient is stored (a copy unless nothing else holds it: it
     may alias another), later ones add."""
     old = variable._grad
-    if old is None:
-        if create_graph or _exclusive(g):
+    if old is None:  # NOTE [Gradient layout] in _grad_layout.py
+        if create_graph or _exclusive(g) and _layout.may_steal(variable._array):
             variable._grad = g
         else:
-            variable._grad = _Tensor._make(g._array.copy())
+            variable._grad = _Tensor._make(_layout.grad_copy(g._array, variable._array))
     elif create_graph or old._requires_grad or not old._array.flags.writeable:
         variable._grad = old + g
     else:
