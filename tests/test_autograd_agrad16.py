@@ -376,3 +376,42 @@ def test_relaxed_layout_policy_keeps_a_stolen_gradient():
         assert not _grad_layout.is_grad_layout_enforcement_enabled()
     assert _grad_layout.is_grad_layout_enforcement_enabled()
     assert _grad_layout.grad_copy(np.ones((4, 2, 3), np.float32), p).strides == p.strides
+
+
+def test_anomaly_names_the_backward_that_built_the_failing_node():
+    def run(torch):
+        Function = torch.autograd.Function
+
+        class Outer(Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.sum(0, keepdim=True)
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return Inner.apply(g.expand(3) * x)
+
+        class Inner(Function):
+            @staticmethod
+            def forward(ctx, y):
+                return y * 2.0
+
+            @staticmethod
+            def backward(ctx, g):
+                return g / 0 * 0
+
+        x = torch.rand(3, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(RuntimeError, match="'InnerBackward' returned nan values"):
+                with torch.autograd.detect_anomaly():
+                    (g,) = torch.autograd.grad(Outer.apply(x), x, create_graph=True)
+                    g.sum().backward()
+        error = [str(w.message) for w in caught if "Error detected" in str(w.message)]
+        before = [str(w.message) for w in caught if "Previous calculation" in str(w.message)]
+        return ["Inner.apply" in error[0], "was induced by OuterBackward" in before[0],
+                "Outer.apply" in before[0]]
+
+    assert same(run) == [True, True, True]

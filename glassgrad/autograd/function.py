@@ -220,7 +220,9 @@ class Function:
             ctx._n_outputs = len(outs)
             ctx._saved = _save(ctx, outs)
             if _Hooks.record_source:
-                ctx.source = _user_frame()
+                from .anomaly import note_source
+
+                note_source(ctx, _user_frame())
         if dual:
             forward_ad.function_jvp(cls, ctx, args, outs)
         return outs[0] if single else outs
