@@ -408,4 +408,5 @@ from .explain import (  # noqa: F401
     inplace_explanation,
     note_write,
     second_time_explanation,
+    second_time_message,
 )

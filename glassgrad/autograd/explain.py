@@ -180,6 +180,17 @@ def _optimizer_of(t) -> str | None:
 
 
 # --- the second backward --------------------------------------------------------------------------
+def second_time_message(node) -> str:
+    """PyTorch's "Trying to backward through the graph a second time" with glassgrad's part."""
+    return (
+        "Trying to backward through the graph a second time (or directly access saved tensors "
+        "after they have already been freed). Saved intermediate values of the graph are freed "
+        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+        "backward through the graph a second time or if you need to access saved tensors after "
+        "calling backward.\n" + second_time_explanation(node)
+    )
+
+
 def second_time_explanation(node) -> str:
     """glassgrad's part of "Trying to backward through the graph a second time": the node, the
     backward that freed it, and (same line: a loop) the tensor carried across iterations."""

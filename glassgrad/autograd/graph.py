@@ -261,6 +261,9 @@ class Node:
         return handle
 
     def __call__(self, *grads):
+        if len(grads) != self._n_outputs:  # a node takes one gradient per forward output
+            raise TypeError(f"expected {self._n_outputs} arguments, got {len(grads)} instead\n"
+                            f"glassgrad: {self.name()} takes one gradient per output of its op.")
         out = self._run_backward(list(grads))
         return out[0] if len(out) == 1 else out
 
@@ -530,16 +533,6 @@ def saved_attribute_names(prim, attr_names) -> set:
     return set(attr_names) | set(_saved_value_keys(prim))
 
 
-def _second_time_message(node) -> str:
-    return (
-        "Trying to backward through the graph a second time (or directly access saved tensors "
-        "after they have already been freed). Saved intermediate values of the graph are freed "
-        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-        "backward through the graph a second time or if you need to access saved tensors after "
-        "calling backward.\n" + _diagnostics.second_time_explanation(node)
-    )
-
-
 def grad_accumulator(tensor) -> AccumulateGrad:
     """The one AccumulateGrad node of a leaf, cached weakly as PyTorch does."""
     ref = tensor._grad_acc
@@ -564,6 +557,10 @@ def _user_frame() -> str:
 
 
 from . import diagnostics as _diagnostics  # it reads the classes above
+
+
+def _second_time_message(node) -> str:  # (diagnostics imports this module: bound at call time)
+    return _diagnostics.second_time_message(node)
 
 
 class saved_tensors_hooks:
