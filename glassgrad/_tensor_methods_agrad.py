@@ -1,8 +1,11 @@
 """Tensor attribute rules of the autograd lane (issue 15, lane agrad): ``del t.grad`` clears the
-gradient, ``del t.data`` is refused, and ``t.data = value`` takes only a Tensor, as in PyTorch.
+gradient, ``del t.data`` is refused, and ``t.data = value`` takes only a Tensor, as in PyTorch;
+``_grad_fn`` and ``_backward_hooks`` read as PyTorch's and refuse deletion.
 Attached with setattr, as _tensor_methods.py does."""
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 from .tensor import Tensor
 
@@ -25,3 +28,40 @@ def _del_data(self) -> None:
 
 setattr(Tensor, "grad", property(_grad.fget, _grad.fset, _del_grad, _grad.__doc__))
 setattr(Tensor, "data", property(_data.fget, _set_data, _del_data, _data.__doc__))
+
+
+_requires_grad = Tensor.requires_grad
+
+
+def _del_requires_grad(self) -> None:
+    # PyTorch's setter sees the deletion as a non-bool value
+    raise RuntimeError("requires_grad must be a bool\nglassgrad: set x.requires_grad = False "
+                       "instead of deleting it.")
+
+
+def _grad_fn_of(self):
+    """``torch.Tensor._grad_fn``: the same node as ``grad_fn``."""
+    return self.grad_fn
+
+
+def _del_grad_fn(self) -> None:
+    raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+
+
+def _backward_hooks(self):
+    """``torch.Tensor._backward_hooks``: the hooks ``register_hook`` added to this tensor, in
+    order (an OrderedDict of handle id -> hook), or None while none was ever registered."""
+    fn = self.grad_fn
+    store = self._hooks if fn is None else (fn._tensor_hooks or {}).get(self._output_nr)
+    return None if store is None else OrderedDict(store)
+
+
+def _del_backward_hooks(self) -> None:
+    raise RuntimeError("Deletion of _backwards_hooks not allowed!")
+
+
+setattr(Tensor, "requires_grad", property(_requires_grad.fget, _requires_grad.fset,
+                                          _del_requires_grad, _requires_grad.__doc__))
+setattr(Tensor, "_grad_fn", property(_grad_fn_of, None, _del_grad_fn, _grad_fn_of.__doc__))
+setattr(Tensor, "_backward_hooks", property(_backward_hooks, None, _del_backward_hooks,
+                                            _backward_hooks.__doc__))

@@ -26,3 +26,28 @@ def test_grad_fn_call_with_one_gradient_runs_the_backward():
 
     same(run)
 
+
+@pytest.mark.parametrize("attr, phrase", [
+    ("requires_grad", "requires_grad must be a bool"),
+    ("_grad_fn", "Deletion of _grad_fn not allowed"),
+    ("_backward_hooks", "Deletion of _backwards_hooks not allowed"),
+])
+def test_autograd_attributes_refuse_deletion(attr, phrase):
+    same_error(lambda torch: delattr(torch.ones(2, requires_grad=True), attr), RuntimeError,
+               phrase)
+
+
+def test_grad_fn_and_backward_hooks_read_as_torch():
+    def run(torch):
+        x = torch.ones(2, requires_grad=True)
+        y = x * 2
+        seen = [x._backward_hooks is None, x._grad_fn is None, y._grad_fn is y.grad_fn]
+        h = x.register_hook(lambda g: g * 3)
+        y.register_hook(lambda g: g)
+        seen += [len(x._backward_hooks), len(y._backward_hooks)]
+        h.remove()
+        seen.append(len(x._backward_hooks))
+        return seen
+
+    same(run)
+
