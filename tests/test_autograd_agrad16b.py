@@ -51,3 +51,26 @@ def test_grad_fn_and_backward_hooks_read_as_torch():
 
     same(run)
 
+
+def test_inplace_function_subclass_marks_a_plain_input_dirty():
+    def run(torch):
+        class Inplace(torch.autograd.function.InplaceFunction):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.mark_dirty(a)
+                return a.add_(b), b + 2
+
+            @staticmethod
+            def backward(ctx, grad_a, grad_b):
+                return grad_a, grad_a + 3 * grad_b
+
+        x = torch.tensor([1.0, 2.0])
+        y = torch.tensor([0.5, -1.0], requires_grad=True)
+        q, p = Inplace.apply(x, y)
+        (q * 2 + p).sum().backward()
+        return q is x, q.grad_fn.__class__ is Inplace._backward_cls, q.detach(), y.grad
+
+    same(run)
+    same_error(lambda torch: torch.autograd.function.InplaceFunction.apply(
+        torch.ones(2, requires_grad=True)), RuntimeError, "You must implement the forward")
+

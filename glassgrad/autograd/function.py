@@ -300,6 +300,16 @@ def _save(ctx, outs) -> tuple:
     return tuple(saved)
 
 
+class InplaceFunction(Function):
+    """A Function that may write its inputs in place (``torch.autograd.function.InplaceFunction``):
+    a Function whose instances carry an ``inplace`` flag; ``apply`` is Function's, and forward
+    marks what it wrote with ``ctx.mark_dirty``."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+
 def once_differentiable(fn):
     """Decorate a Function's backward that cannot itself be differentiated: it runs under no_grad,
     and a backward that reaches its result raises "trying to differentiate twice a function that
