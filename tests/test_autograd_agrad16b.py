@@ -74,3 +74,44 @@ def test_inplace_function_subclass_marks_a_plain_input_dirty():
     same_error(lambda torch: torch.autograd.function.InplaceFunction.apply(
         torch.ones(2, requires_grad=True)), RuntimeError, "You must implement the forward")
 
+
+@pytest.mark.parametrize("op", ["add_", "transpose_"])
+def test_write_to_an_inference_mode_view_in_normal_mode_is_refused(op):
+    def run(torch):
+        a = torch.ones(1, 2, 3, requires_grad=True).clone()
+        with torch.inference_mode():
+            v = a.view_as(a)
+        getattr(v, op)(*((2,) if op == "add_" else (0, 1)))
+
+    same_error(run, RuntimeError,
+               "A view was created in inference mode and is being modified inplace in normal "
+               "mode. Given that this use case is ambiguous")
+
+
+@pytest.mark.parametrize("mode, phrase", [
+    ("no_grad", "which was created in no_grad mode and is being modified inplace with grad "
+                "mode enabled"),
+    ("inference_mode", "which was created in inference mode and is being modified inplace in "
+                       "normal mode"),
+])
+def test_view_of_a_view_made_in_a_no_grad_mode_is_refused(mode, phrase):
+    def run(torch):
+        x = torch.zeros(2)
+        with getattr(torch, mode)():
+            y = x.view(2)
+        y.requires_grad_(True)
+        z = y.view(2)
+        z /= 2
+
+    same_error(run, RuntimeError, phrase)
+
+
+def test_squeeze_inplace_on_a_no_grad_view_is_refused():
+    def run(torch):
+        z = torch.ones(2, 1, requires_grad=True) * 2
+        with torch.no_grad():
+            v = z.view(2, 1)
+        v.squeeze_(1)
+
+    same_error(run, RuntimeError, "A view was created in no_grad mode")
+

@@ -224,7 +224,7 @@ def mark_view(result, x, fn):
         result._view_fn = lambda b: fn(prev(b))
     result._vc = x._vc
     if not _state.enabled:  # a no_grad view: a recorded in-place write to it is refused
-        _view_meta.mark(result, _view_meta.NO_GRAD)
+        _view_meta.mark(result, _view_meta.INFERENCE if _state.inference else _view_meta.NO_GRAD)
         return result
     if _view_meta.CREATION_META:  # NOTE [View creation] in _view_meta.py
         _view_meta.inherit(result, x)
