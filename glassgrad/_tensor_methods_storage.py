@@ -144,10 +144,11 @@ def _contiguous_strides(size, order=None) -> tuple:
 def resize_(self, *sizes, memory_format=None):
     """Give this tensor a new shape in place, contiguous from its storage offset; growing keeps
     the storage's old bytes (``torch.Tensor.resize_``). RuntimeError "cannot resize variables that
-    require grad"; "Trying to resize storage that is not resizable" when it must grow a storage
+    require grad" (not inside inference_mode, which skips autograd's checks as PyTorch's
+    does); "Trying to resize storage that is not resizable" when it must grow a storage
     that other arrays see (a view, a NumPy array, a saved tensor): glassgrad cannot move memory
     under them, torch can."""
-    if self._requires_grad:
+    if self._requires_grad and not primitive._state.inference:
         raise RuntimeError("cannot resize variables that require grad")
     size = _shape_ops._shape_arg(sizes, "resize_")
     if any(s < 0 for s in size):

@@ -115,3 +115,16 @@ def test_squeeze_inplace_on_a_no_grad_view_is_refused():
 
     same_error(run, RuntimeError, "A view was created in no_grad mode")
 
+
+def test_resize_inside_inference_mode_keeps_requires_grad():
+    def run(torch):
+        with torch.inference_mode():
+            c = torch.ones(1, 2, 3, requires_grad=True)
+            c.resize_(1, 2)
+            d = torch.ones(1, 2, 3, requires_grad=True)
+            d.resize_as_(torch.ones(3))
+        return list(c.shape), c.requires_grad, list(d.shape), torch.is_inference(c)
+
+    same(run)
+    same_error(lambda torch: torch.ones(2, requires_grad=True).resize_(1), RuntimeError,
+               "cannot resize variables that require grad")
