@@ -500,7 +500,7 @@ def _reshape_inplace(self, out):
     """squeeze_/unsqueeze_: self takes the view ``out``'s shape and its history too, so that
     backward meets the new shape through the view's node (PyTorch's SqueezeBackward); with the
     shape alone the old node would sum a gradient of the wrong shape into its input."""
-    if out._requires_grad:
+    if out.grad_fn is not None:  # recorded (a no_grad view may require grad yet has none)
         sh.primitive._check_inplace_leaf(self)
         self.grad_fn = out.grad_fn
         self._output_nr = out._output_nr

@@ -128,3 +128,25 @@ def test_resize_inside_inference_mode_keeps_requires_grad():
     same(run)
     same_error(lambda torch: torch.ones(2, requires_grad=True).resize_(1), RuntimeError,
                "cannot resize variables that require grad")
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_view_made_with_grad_off_requires_grad_through_its_base(mode):
+    def run(torch):
+        s = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = s.clone()
+        with getattr(torch, mode)():
+            v = a[:2]
+            vv = v.view(2)
+            seen = [v.requires_grad, v.is_leaf, v._is_view(), vv.requires_grad, vv.is_leaf]
+            b = a.clone()
+            b.add_(1)
+            seen += [b.requires_grad, b.view(3).requires_grad]
+            kept = s.detach()[:2]
+        y = (v * v).sum()
+        seen += [y.requires_grad, kept.requires_grad, v.grad_fn is None]
+        y.backward()  # the view has no accumulator: nothing receives the gradient
+        return seen + [v.grad is None, s.grad is None]
+
+    same(run)
+

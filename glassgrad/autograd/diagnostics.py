@@ -406,6 +406,7 @@ from .explain import (  # noqa: F401
     accept_data_writes,
     data_version,
     inplace_explanation,
+    inplace_message,
     note_write,
     second_time_explanation,
     second_time_message,

@@ -9,11 +9,13 @@ warning) is being written.
 
 from __future__ import annotations
 
+import re
 import sys
 
 from . import diagnostics as _diag
 from .diagnostics import BackwardCall, Stats, _user_frame, _warn_at
-from .graph import AccumulateGrad
+from .. import dtypes as _dtypes
+from .graph import AccumulateGrad, _Anomaly
 
 DATA_WRITE = 1 << 32  # added to a watched version counter by a write through ``.data``
 VERSION_MASK = DATA_WRITE - 1
@@ -177,6 +179,34 @@ def _optimizer_of(t) -> str | None:
                     if any(getattr(p, "_vc", None) is vc for p in g.get("params", ())):
                         return f"`{name}.step()` ({type(value).__name__} updates its parameters in place)"
     return None
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
+def inplace_message(t, saved_version: int, node, is_output: bool, output_nr: int) -> str:
+    """PyTorch's "one of the variables needed for gradient computation has been modified by an
+    inplace operation" with glassgrad's explanation."""
+    # PyTorch names the producer of the saved tensor without its "Backward0" suffix: the node
+    # itself for a saved output, the tensor's current grad_fn for a saved input.
+    producer, nr = (node, output_nr) if is_output else (t.grad_fn, t._output_nr)
+    where = ""
+    if producer is not None:
+        where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', producer.name())},"
+    if _Anomaly.enabled:
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. Good "
+                "luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    mask = VERSION_MASK  # NOTE [Diagnostics]: writes through .data add above it
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{_dtypes.type_name(t.dtype)} {list(t.shape)}]{where} is at version "
+        f"{t._vc[0] & mask}; expected version {saved_version & mask} instead. {hint}\n"
+        + inplace_explanation(t, saved_version, node, is_output)
+    )
 
 
 # --- the second backward --------------------------------------------------------------------------
