@@ -5,8 +5,6 @@ Attached with setattr, as _tensor_methods.py does."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from .tensor import Tensor
 
 _grad, _data = Tensor.grad, Tensor.data
@@ -49,11 +47,18 @@ def _del_grad_fn(self) -> None:
 
 
 def _backward_hooks(self):
-    """``torch.Tensor._backward_hooks``: the hooks ``register_hook`` added to this tensor, in
-    order (an OrderedDict of handle id -> hook), or None while none was ever registered."""
+    """``torch.Tensor._backward_hooks``: the live store of the hooks ``register_hook`` added to
+    this tensor (handle id -> hook, in order), or None while none was ever registered."""
     fn = self.grad_fn
-    store = self._hooks if fn is None else (fn._tensor_hooks or {}).get(self._output_nr)
-    return None if store is None else OrderedDict(store)
+    if fn is None or self._hooks is not None:
+        return self._hooks
+    return (fn._tensor_hooks or {}).get(self._output_nr)
+
+
+def _set_backward_hooks(self, hooks) -> None:
+    # as torch's setter: ``hooks`` becomes the store itself, so a leaf runs what is added to it
+    # later; a non-leaf only keeps it (its registered hooks live on its grad_fn, as in torch)
+    self._hooks = hooks
 
 
 def _del_backward_hooks(self) -> None:
@@ -63,5 +68,5 @@ def _del_backward_hooks(self) -> None:
 setattr(Tensor, "requires_grad", property(_requires_grad.fget, _requires_grad.fset,
                                           _del_requires_grad, _requires_grad.__doc__))
 setattr(Tensor, "_grad_fn", property(_grad_fn_of, None, _del_grad_fn, _grad_fn_of.__doc__))
-setattr(Tensor, "_backward_hooks", property(_backward_hooks, None, _del_backward_hooks,
-                                            _backward_hooks.__doc__))
+setattr(Tensor, "_backward_hooks", property(_backward_hooks, _set_backward_hooks,
+                                            _del_backward_hooks, _backward_hooks.__doc__))

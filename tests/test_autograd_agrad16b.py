@@ -52,6 +52,24 @@ def test_grad_fn_and_backward_hooks_read_as_torch():
     same(run)
 
 
+
+def test_backward_hooks_set_to_a_dict_run_what_is_added_to_it():
+    def run(torch):
+        from collections import OrderedDict
+
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        x._backward_hooks = OrderedDict()
+        y._backward_hooks = OrderedDict()
+        x._backward_hooks["a"] = lambda g: g * 3
+        y._backward_hooks["b"] = lambda g: g + 1
+        free = torch.ones(2) + 1  # requires no grad: its hooks never run
+        free._backward_hooks = OrderedDict(c=lambda g: 1 / 0)
+        (y * y + free).sum().backward()
+        return x.grad, list(x._backward_hooks), list(y._backward_hooks)
+
+    same(run)
+
 def test_inplace_function_subclass_marks_a_plain_input_dirty():
     def run(torch):
         class Inplace(torch.autograd.function.InplaceFunction):
