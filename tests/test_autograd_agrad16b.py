@@ -168,3 +168,26 @@ def test_view_made_with_grad_off_requires_grad_through_its_base(mode):
 
     same(run)
 
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("write", ["add_", "copy_"])
+def test_view_returned_by_a_custom_function_refuses_in_place_writes(requires_grad, write):
+    def run(torch):
+        class ViewOf(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        a = torch.rand(1, 2, requires_grad=requires_grad).clone()
+        b = torch.rand(1, requires_grad=True)
+        v = ViewOf.apply(a)
+        getattr(v, write)(b.expand(1, 2))
+
+    msg = same_error(run, RuntimeError, "This view was created inside a custom Function (or "
+                                        "because an input was returned as-is)")
+    assert ("Output 0 of ViewOf is a view" in msg) == requires_grad

@@ -253,6 +253,10 @@ def _wrap_outputs(ctx, args, outputs, recording) -> tuple:
                 o._requires_grad = True
                 o.grad_fn = ctx
                 o._output_nr = i
+            if o._base is not None:  # a view made in forward: in-place writes to it are refused
+                from ..ops import _view_meta  # (NOTE [View creation]; ops import this module)
+
+                _view_meta.mark(o, _view_meta.CUSTOM_FUNCTION)
         outs.append(o)
         # NOTE: meta None = backward gets None, not zeros: non-tensors, and non-differentiable
         # outputs when forward set ctx._materialize_non_diff_grads = False (as torch's)
