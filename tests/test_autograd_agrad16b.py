@@ -191,3 +191,29 @@ def test_view_returned_by_a_custom_function_refuses_in_place_writes(requires_gra
     msg = same_error(run, RuntimeError, "This view was created inside a custom Function (or "
                                         "because an input was returned as-is)")
     assert ("Output 0 of ViewOf is a view" in msg) == requires_grad
+
+
+def test_grad_runs_no_accumulate_grad_node_hooks_but_the_leafs_tensor_hooks():
+    def run(torch):
+        counts = {"tensor": 0, "pre": 0, "post": 0}
+
+        def bump(key):
+            def hook(*_):
+                counts[key] += 1
+            return hook
+
+        a = torch.tensor(1.0, requires_grad=True)
+        b = a * 2
+        c = b * 2
+        a.register_hook(bump("tensor"))
+        acc = b.grad_fn.next_functions[0][0]
+        acc.register_hook(bump("post"))
+        acc.register_prehook(bump("pre"))
+        seen = []
+        for go in (lambda: torch.autograd.grad(c, inputs=(a, b), retain_graph=True),
+                   lambda: c.backward(retain_graph=True)):
+            go()
+            seen.append(dict(counts))
+        return seen
+
+    same(run)

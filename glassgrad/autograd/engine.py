@@ -317,7 +317,7 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
                         _capture(captured, targets[node], grads)
                     if accumulate and grads[0] is not None and (targets is None or node in targets):
                         _accumulate(node.variable, grads[0], create_graph)
-                    if node._post_hooks:
+                    if node._post_hooks and accumulate:  # (grad() runs no AccumulateGrad)
                         _accumulate_post_hooks(node, grads)
                 else:
                     # NOTE [Captures]: an input of autograd.grad whose node runs on (an input

@@ -65,7 +65,7 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                     eng._capture(captured, targets[node], grads)
                 if accumulate and grads[0] is not None and (targets is None or node in targets):
                     eng._accumulate(node.variable, grads[0], False)
-                if node._post_hooks:
+                if node._post_hooks and accumulate:  # (grad() runs no AccumulateGrad)
                     eng._accumulate_post_hooks(node, grads)
             else:
                 fast = node._np_fast  # NOTE [Simple nodes]: one read says "nothing else to do"
