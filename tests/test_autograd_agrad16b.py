@@ -217,3 +217,30 @@ def test_grad_runs_no_accumulate_grad_node_hooks_but_the_leafs_tensor_hooks():
         return seen
 
     same(run)
+
+
+def test_backward_inputs_runs_the_inputs_node_and_takes_its_gradient_before_its_pre_hooks():
+    def run(torch):
+        log = []
+
+        def tensor_hook(g):
+            log.append("tensor")
+            return g * 3
+
+        def pre_hook(gs):
+            log.append("pre")
+            return tuple(g * 2 for g in gs)
+
+        a = torch.tensor(1.0, requires_grad=True)
+        b = a.clone()
+        b.grad_fn.register_prehook(pre_hook)
+        b.grad_fn.register_hook(lambda gi, go: log.append("post"))
+        b.register_hook(tensor_hook)
+        a.register_hook(lambda g: log.append("a"))
+        b.sum().backward(inputs=(b,), retain_graph=True)
+        seen = [list(log), b.grad, a.grad]
+        log.clear()
+        seen += [torch.autograd.grad(b.sum(), b), list(log)]
+        return seen
+
+    same(run)
