@@ -244,3 +244,41 @@ def test_backward_inputs_runs_the_inputs_node_and_takes_its_gradient_before_its_
         return seen
 
     same(run)
+
+
+def test_function_with_both_backward_and_vjp_fails_when_backward_runs():
+    def run(torch):
+        class Both(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+            @staticmethod
+            def vjp(ctx, g):
+                return g
+
+        y = Both.apply(torch.rand(1, requires_grad=True))  # forward is fine
+        y.sum().backward()
+
+    same_error(run, RuntimeError, "Implementing both 'backward' and 'vjp' for a custom Function "
+                                  "is not allowed")
+
+    def only_vjp(torch):
+        class OnlyVjp(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def vjp(ctx, g):
+                return g * 2
+
+        x = torch.tensor([1.0, 3.0], requires_grad=True)
+        OnlyVjp.apply(x).sum().backward()
+        return x.grad
+
+    same(only_vjp)

@@ -115,6 +115,13 @@ class BackwardCFunction(FunctionCtx, Node):
         return tuple(grads)
 
 
+def _both_backward_and_vjp(ctx, *_):
+    raise RuntimeError(
+        "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should "
+        f"only implement one of them.\nglassgrad: {ctx._forward_cls.__name__} defines both; "
+        "vjp is another name for backward.")
+
+
 def _zeros(meta):
     shape, np_dtype = meta
     return engine._Tensor._make(xp.zeros(shape, dtype=np_dtype))
@@ -144,11 +151,11 @@ class Function:
         super().__init_subclass__(**kwargs)
         if "vjp" in cls.__dict__ and "backward" not in cls.__dict__:
             cls.backward = cls.__dict__["vjp"]  # PyTorch's other name for backward
-        cls._backward_cls = type(
-            cls.__name__ + "Backward",
-            (BackwardCFunction,),
-            {"_forward_cls": cls, "__module__": cls.__module__},
-        )
+        body = {"_forward_cls": cls, "__module__": cls.__module__}
+        if cls.backward is not Function.backward and cls.vjp is not Function.vjp \
+                and cls.backward is not cls.vjp:  # refused when backward runs, as in PyTorch
+            body["apply"] = body["_run_backward"] = _both_backward_and_vjp
+        cls._backward_cls = type(cls.__name__ + "Backward", (BackwardCFunction,), body)
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(
