@@ -91,8 +91,10 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     offset, sizes and strides), or a storage with ``storage_offset``/``size``/``stride`` (default:
     all of it, contiguous); no argument: an empty tensor with its own storage. RuntimeError for a
     dtype other than self's or a window outside the storage (glassgrad cannot grow a storage that
-    other arrays share)."""
+    other arrays share). A leaf's AccumulateGrad node is no longer its gradient edge afterwards
+    (graphs recorded before still accumulate into it), as in PyTorch."""
     _check_inplace(self)
+    self._grad_acc = None
     arr = self._array
     if source is None:
         self._array = np.empty(0, arr.dtype)

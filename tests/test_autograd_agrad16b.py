@@ -282,3 +282,27 @@ def test_function_with_both_backward_and_vjp_fails_when_backward_runs():
         return x.grad
 
     same(only_vjp)
+
+
+def test_set_gives_a_leaf_a_new_gradient_edge():
+    def run(torch):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        edge = torch.autograd.graph.get_gradient_edge(x)
+        out = x * 3
+        with torch.no_grad():
+            x.set_(torch.tensor([5.0, 6.0]))
+        seen = [torch.autograd.graph.get_gradient_edge(x).node is edge.node,
+                torch.autograd.grad(out.sum(), edge, retain_graph=True)]
+        out.sum().backward()  # the old node still accumulates into x
+        return seen + [x.grad]
+
+    same(run)
+
+    def unused(torch):
+        x = torch.rand(2, requires_grad=True)
+        out = x.clone()
+        with torch.no_grad():
+            x.set_(torch.rand_like(x))
+        torch.autograd.grad(out.sum(), x)
+
+    same_error(unused, RuntimeError, "to not have been used in the graph")
