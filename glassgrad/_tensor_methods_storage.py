@@ -156,6 +156,8 @@ def resize_(self, *sizes, memory_format=None):
     if any(s < 0 for s in size):
         raise RuntimeError(f"numel: integer multiplication overflow\nglassgrad: resize_ got the "
                            f"negative size {list(size)}.")
+    if memory_format is None and tuple(size) == self._array.shape:
+        return self  # a no-op, as in PyTorch: strides and version stay
     order = _mf.order_of(memory_format, len(size), "resize_")
     stride = _contiguous_strides(size, order)
     offset = _storage.storage_offset(self._array)

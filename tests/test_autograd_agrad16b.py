@@ -306,3 +306,21 @@ def test_set_gives_a_leaf_a_new_gradient_edge():
         torch.autograd.grad(out.sum(), x)
 
     same_error(unused, RuntimeError, "to not have been used in the graph")
+
+
+def test_resize_to_the_same_shape_is_a_no_op():
+    def run(torch):
+        x = torch.rand(1)
+        y = torch.randn(3)
+        x.resize_((1, 2))
+        seen = [x._version]
+        x.resize_as_(y)
+        seen.append(x._version)
+        x.resize_((3,))
+        x.resize_as_(y)
+        seen.append(x._version)
+        t = torch.arange(6.0).reshape(2, 3).t()
+        t.resize_(3, 2)
+        return seen + [t._version, t.stride(), t]
+
+    same(run)
