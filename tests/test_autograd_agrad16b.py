@@ -324,3 +324,18 @@ def test_resize_to_the_same_shape_is_a_no_op():
         return seen + [t._version, t.stride(), t]
 
     same(run)
+
+
+@pytest.mark.parametrize("split", ["unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk"])
+def test_unsafe_split_pieces_are_no_views_with_their_own_version_counters(split):
+    def run(torch):
+        a = torch.arange(9.0).reshape(3, 3).requires_grad_()
+        b = a * 2
+        arg = (1, 1, 1) if split == "unsafe_split_with_sizes" else (1 if split == "unsafe_split"
+                                                                     else 3)
+        s1, s2, _ = getattr(b, split)(arg)
+        s1.mul_(s2)  # s2 saved for backward stays valid: s1's write bumps only s1's counter
+        s1.sum().backward()
+        return s1._is_view(), s1._version, s2._version, b._version, a.grad, b.detach()
+
+    same(run)
