@@ -5,6 +5,7 @@ Attached with setattr, as _tensor_methods.py does."""
 
 from __future__ import annotations
 
+from .autograd import diagnostics as _diagnostics
 from .tensor import Tensor
 
 _grad, _data = Tensor.grad, Tensor.data
@@ -29,6 +30,16 @@ setattr(Tensor, "data", property(_data.fget, _set_data, _del_data, _data.__doc__
 
 
 _requires_grad = Tensor.requires_grad
+_detach_ = Tensor.detach_
+
+
+def _detach_in_place(self):
+    """``detach_`` (PyTorch's): a graph that saved this tensor as an input refuses to use it."""
+    watched = self.grad_fn is not None and len(self._vc) > 1  # (saved for backward somewhere)
+    out = _detach_(self)
+    if watched:
+        self._vc[0] += _diagnostics.DETACHED  # above VERSION_MASK: _version does not change
+    return out
 
 
 def _del_requires_grad(self) -> None:
@@ -65,6 +76,7 @@ def _del_backward_hooks(self) -> None:
     raise RuntimeError("Deletion of _backwards_hooks not allowed!")
 
 
+setattr(Tensor, "detach_", _detach_in_place)
 setattr(Tensor, "requires_grad", property(_requires_grad.fget, _requires_grad.fset,
                                           _del_requires_grad, _requires_grad.__doc__))
 setattr(Tensor, "_grad_fn", property(_grad_fn_of, None, _del_grad_fn, _grad_fn_of.__doc__))

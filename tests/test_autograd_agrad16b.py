@@ -339,3 +339,31 @@ def test_unsafe_split_pieces_are_no_views_with_their_own_version_counters(split)
         return s1._is_view(), s1._version, s2._version, b._version, a.grad, b.detach()
 
     same(run)
+
+
+def test_saved_input_detached_in_place_is_refused_a_saved_output_is_not():
+    def detached_input(torch):
+        a = torch.tensor(1.0, requires_grad=True).clone()
+        b = a.sin()
+        before = a._version
+        a.detach_()
+        assert a._version == before and not a.requires_grad
+        b.backward()
+
+    same_error(detached_input, RuntimeError, "Trying to use a saved tensor that has been detached "
+                                             "in-place, i.e. with .detach_()")
+
+    def detached_output(torch):
+        x = torch.tensor(2.0, requires_grad=True)
+        y = x.exp()
+        z = y * 2
+        y.detach_()
+        z.backward()
+        a = torch.tensor(1.5, requires_grad=True)
+        c = a.clone()
+        d = c.exp()
+        c.detach_()
+        d.backward()
+        return x.grad, a.grad, y._version
+
+    same(detached_output)

@@ -401,6 +401,7 @@ def _check_constants(seen) -> None:
 # the error explanations, re-exported for graph.py and tensor.py
 from .explain import (  # noqa: F401
     DATA_WRITE,
+    DETACHED,
     VERSION_MASK,
     WriteLog,
     accept_data_writes,

@@ -19,6 +19,7 @@ from .graph import AccumulateGrad, _Anomaly
 
 DATA_WRITE = 1 << 32  # added to a watched version counter by a write through ``.data``
 VERSION_MASK = DATA_WRITE - 1
+DETACHED = 1 << 48  # added to a watched counter by detach_() of a tensor with history
 _PACKAGE_DIR = _diag._PACKAGE_DIR
 
 
@@ -73,7 +74,10 @@ def accept_data_writes(t, saved, node) -> bool:
     ``.data`` changed the buffer, which PyTorch lets pass silently; False for a real in-place."""
     now = t._vc[0]
     diff = now - saved._version
-    if diff <= 0 or diff & VERSION_MASK:
+    if diff >= DETACHED and saved._is_output and not diff & VERSION_MASK:
+        saved._version = now  # PyTorch: a saved output may be detached in place
+        return True
+    if diff <= 0 or diff & VERSION_MASK or diff >= DETACHED:
         return False
     saved._version = now
     Stats.data_writes += 1
@@ -187,6 +191,12 @@ _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 def inplace_message(t, saved_version: int, node, is_output: bool, output_nr: int) -> str:
     """PyTorch's "one of the variables needed for gradient computation has been modified by an
     inplace operation" with glassgrad's explanation."""
+    if not is_output and t._vc[0] - saved_version >= DETACHED and \
+            not (t._vc[0] - saved_version) & VERSION_MASK:
+        return ("Trying to use a saved tensor that has been detached in-place, i.e. with "
+                ".detach_().This is not supported, please use out-of-place `.detach()` instead\n"
+                f"glassgrad: {node.name()} saved the {list(t.shape)} tensor before it was "
+                "detached in place; detach a copy (x.detach()) for the later use instead.")
     # PyTorch names the producer of the saved tensor without its "Backward0" suffix: the node
     # itself for a saved output, the tensor's current grad_fn for a saved input.
     producer, nr = (node, output_nr) if is_output else (t.grad_fn, t._output_nr)
