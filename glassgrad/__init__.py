@@ -274,6 +274,10 @@ from ._rnn_top import (  # noqa: E402,F401 - torch.lstm etc. on flat weights
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
 )
 from ._nn_top_embed import embedding_bag, embedding_renorm_  # noqa: E402,F401
+# issue 15, lane agrad
+from . import _tensor_methods_agrad  # noqa: E402,F401 - del t.grad, t.data's rules
+from ._while_loop import slice_inverse, while_loop  # noqa: E402,F401
+from ._qparams import choose_qparams_optimized  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

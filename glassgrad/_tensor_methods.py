@@ -505,12 +505,12 @@ def _reshape_inplace(self, out):
     """squeeze_/unsqueeze_: self takes the view ``out``'s shape and its history too, so that
     backward meets the new shape through the view's node (PyTorch's SqueezeBackward); with the
     shape alone the old node would sum a gradient of the wrong shape into its input."""
-    if out._requires_grad:
-        from .ops.primitive import _check_inplace_leaf
-
-        _check_inplace_leaf(self)
+    if out.grad_fn is not None:  # recorded (a no_grad view may require grad yet has none)
+        sh.primitive._check_inplace_leaf(self)
         self.grad_fn = out.grad_fn
         self._output_nr = out._output_nr
+    else:  # a no_grad view of a base that requires grad is refused too, as in PyTorch
+        sh.primitive.check_view_write(self)
     self._array = out._array
     self._vc[0] += 1  # as in PyTorch: a node that saved self sees the new shape, and says so
     if _Hooks.forward_ad is not None:  # NOTE [Forward AD]: the tangent takes the shape too

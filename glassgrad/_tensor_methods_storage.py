@@ -91,8 +91,10 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     offset, sizes and strides), or a storage with ``storage_offset``/``size``/``stride`` (default:
     all of it, contiguous); no argument: an empty tensor with its own storage. RuntimeError for a
     dtype other than self's or a window outside the storage (glassgrad cannot grow a storage that
-    other arrays share)."""
+    other arrays share). A leaf's AccumulateGrad node is no longer its gradient edge afterwards
+    (graphs recorded before still accumulate into it), as in PyTorch."""
     _check_inplace(self)
+    self._grad_acc = None
     arr = self._array
     if source is None:
         self._array = np.empty(0, arr.dtype)
@@ -144,15 +146,18 @@ def _contiguous_strides(size, order=None) -> tuple:
 def resize_(self, *sizes, memory_format=None):
     """Give this tensor a new shape in place, contiguous from its storage offset; growing keeps
     the storage's old bytes (``torch.Tensor.resize_``). RuntimeError "cannot resize variables that
-    require grad"; "Trying to resize storage that is not resizable" when it must grow a storage
+    require grad" (not inside inference_mode, which skips autograd's checks as PyTorch's
+    does); "Trying to resize storage that is not resizable" when it must grow a storage
     that other arrays see (a view, a NumPy array, a saved tensor): glassgrad cannot move memory
     under them, torch can."""
-    if self._requires_grad:
+    if self._requires_grad and not primitive._state.inference:
         raise RuntimeError("cannot resize variables that require grad")
     size = _shape_ops._shape_arg(sizes, "resize_")
     if any(s < 0 for s in size):
         raise RuntimeError(f"numel: integer multiplication overflow\nglassgrad: resize_ got the "
                            f"negative size {list(size)}.")
+    if memory_format is None and tuple(size) == self._array.shape:
+        return self  # a no-op, as in PyTorch: strides and version stay
     order = _mf.order_of(memory_format, len(size), "resize_")
     stride = _contiguous_strides(size, order)
     offset = _storage.storage_offset(self._array)

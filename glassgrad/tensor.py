@@ -405,11 +405,11 @@ class Tensor:
                 "https://github.com/pytorch/rfcs/pull/17 for more details.\n"
                 f"glassgrad: in-place {op} on a tensor made under inference_mode()."
             )
-        xp.copyto(arr, out, casting="unsafe")
         vc = self._vc
-        vc[0] += 1
         if len(vc) > 1:  # NOTE [Diagnostics]: saved for backward, or a .data tensor
             _diagnostics.note_write(self, op)
+        xp.copyto(arr, out, casting="unsafe")
+        vc[0] += 1
 
     def _rebase_history(self) -> None:
         """After a recorded in-place write: a view routes its base through the write, and the

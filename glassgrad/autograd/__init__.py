@@ -40,6 +40,8 @@ from ._autograd_names import (  # noqa: F401,E402
     kineto_available,
     set_multithreading_enabled,
 )
+import glassgrad as torch  # noqa: E402,F401 - torch.autograd.torch, as in torch's namespace
+from ._grad_layout import enforce_grad_layout_policy  # noqa: E402,F401
 # issue 15, lane prof
 from . import profiler, profiler_util  # noqa: F401,E402
 from .profiler import ProfilerActivity, ProfilerConfig, ProfilerState  # noqa: F401,E402

@@ -16,6 +16,7 @@ values" error.
 from __future__ import annotations
 
 import functools
+import linecache
 import math
 import sys
 import traceback
@@ -104,22 +105,56 @@ class set_detect_anomaly:
         _restore(self._prev)
 
 
+_running: list = []  # the nodes whose backward runs now under anomaly mode, innermost last
+
+
+def note_source(node, where: str) -> None:
+    """A node made under anomaly mode: its source line, and the node whose backward made it
+    (PyTorch's "Previous calculation was induced by ..." for a double backward)."""
+    node.source = where
+    if _running:
+        node._anomaly_parent = _running[-1]
+
+
+def _described(node) -> str:
+    where = node.source
+    file, _, line = (where or "").rpartition(":")
+    text = linecache.getline(file, int(line)).strip() if line.isdigit() else ""
+    return f"  {where}\n    {text}" if text else f"  {where}"
+
+
 def run_checked(node, grads):
     """Run ``node``'s backward; raise on NaN outputs; add the node's source line to any error."""
     try:
         if node._freed:
             raise RuntimeError(_second_time_message(node))
-        out = node._run_backward(grads)
+        _running.append(node)
+        try:
+            out = node._run_backward(grads)
+        finally:
+            _running.pop()
         if _Anomaly.check_nan:
             check_backward(node, out)
     except Exception as e:
         where = node.source or "<unknown: the node was created before anomaly detection was on>"
-        warnings.warn(
-            f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
-            f"  {where}",
-            UserWarning,
-            stacklevel=2,
-        )
+        if node.source:
+            message = (f"Error detected in {node.name()}. Traceback of forward call that caused "
+                       f"the error:\n{_described(node)}")
+        else:
+            message = (f"Error detected in {node.name()}. No forward pass information available. "
+                       "Enable detect anomaly during forward pass for more information.")
+        messages = [message]
+        parent = node.__dict__.get("_anomaly_parent") if hasattr(node, "__dict__") else None
+        while parent is not None:  # the backward that built this node, and so on up
+            messages.append(f"Previous calculation was induced by {parent.name()}. Traceback of "
+                            f"forward call that induced the previous calculation:\n"
+                            f"{_described(parent)}")
+            parent = parent.__dict__.get("_anomaly_parent")
+        for message in messages:
+            try:
+                warnings.warn(message, UserWarning, stacklevel=2)
+            except Warning:  # NOTE: warnings made errors: the backward's error is the one to
+                print(f"Warning: {message}", file=sys.stderr)  # raise; torch prints to stderr
         note = f"\nglassgrad: the node was created at {where}"
         if e.args and isinstance(e.args[0], str) and note not in e.args[0]:
             e.args = (e.args[0] + note,) + e.args[1:]

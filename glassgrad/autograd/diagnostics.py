@@ -401,11 +401,14 @@ def _check_constants(seen) -> None:
 # the error explanations, re-exported for graph.py and tensor.py
 from .explain import (  # noqa: F401
     DATA_WRITE,
+    DETACHED,
     VERSION_MASK,
     WriteLog,
     accept_data_writes,
     data_version,
     inplace_explanation,
+    inplace_message,
     note_write,
     second_time_explanation,
+    second_time_message,
 )

@@ -24,7 +24,7 @@ import numpy as np
 from numpy import ndarray as _ndarray
 
 from .. import dtypes
-from . import diagnostics as _diag
+from . import _grad_layout as _layout, diagnostics as _diag
 from . import forward_ad as _forward_ad
 from .engine_arrays import run_arrays
 from .grad_mode import _state
@@ -317,20 +317,18 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
                         _capture(captured, targets[node], grads)
                     if accumulate and grads[0] is not None and (targets is None or node in targets):
                         _accumulate(node.variable, grads[0], create_graph)
-                    if node._post_hooks:
+                    if node._post_hooks and accumulate:  # (grad() runs no AccumulateGrad)
                         _accumulate_post_hooks(node, grads)
                 else:
                     # NOTE [Captures]: an input of autograd.grad whose node runs on (an input
                     # lies beyond it) is captured before its hooks, one whose node stops there
                     # after its tensor hooks, without the node's pre-hooks (PyTorch's order)
-                    runs = needed is None or _runs(node, targets, needed)
-                    target = targets is not None and node in targets
-                    if target and runs:
-                        _capture(captured, targets[node], grads)
-                    if node._tensor_hooks or node._retain or node._pre_hooks:
+                    runs = needed is None or _runs(node, targets, needed, accumulate)
+                    if targets is not None and node in targets:
+                        grads = _target_hooks(node, grads, create_graph, runs, accumulate,
+                                              captured, targets[node])
+                    elif node._tensor_hooks or node._retain or node._pre_hooks:
                         grads = _pre_hooks(node, grads, create_graph, runs)
-                    if target and not runs:
-                        _capture(captured, targets[node], grads)
                     if runs:
                         if plain and not node._post_hooks:
                             if node._freed:
@@ -396,11 +394,27 @@ def _capture(captured, entries, grads) -> None:
         captured[i] = g if captured[i] is None or g is None else captured[i] + g
 
 
-def _runs(node, targets, needed) -> bool:
-    # a target's own node runs only if something further down is also wanted
-    if node not in targets:
+def _runs(node, targets, needed, accumulate) -> bool:
+    # a target's own node runs only if something further down is also wanted, or in
+    # backward(inputs=...) (PyTorch executes an input's node there: its hooks fire)
+    if accumulate or node not in targets:
         return True
     return any(nxt is not None and nxt in needed for nxt, _ in node.next_functions)
+
+
+def _target_hooks(node, grads, create_graph, runs, accumulate, captured, slot):
+    """NOTE [Captures]: the hooks of the node of an input of grad()/backward(inputs=), and the
+    capture of its gradient: grad() takes it before the hooks when the node runs on, after its
+    tensor hooks (no pre-hooks) when it stops there; backward(inputs=) after the tensor hooks and
+    before the node's pre-hooks, as PyTorch's retains_grad hook sees it."""
+    late = accumulate or not runs
+    if not late:
+        _capture(captured, slot, grads)
+    if node._tensor_hooks or node._retain or node._pre_hooks:
+        return _pre_hooks(node, grads, create_graph, runs, (captured, slot) if late else None)
+    if late:
+        _capture(captured, slot, grads)
+    return grads
 
 
 def _nodes_leading_to(seen, targets) -> set:
@@ -420,9 +434,10 @@ def _nodes_leading_to(seen, targets) -> set:
     return needed
 
 
-def _pre_hooks(node, grads, create_graph, runs=True):
-    """The hooks on ``node``'s incoming gradients: its tensors' hooks and retain_grad, then (if
-    the node ``runs``; PyTorch calls them only then) its own pre-hooks."""
+def _pre_hooks(node, grads, create_graph, runs=True, capture=None):
+    """The hooks on ``node``'s incoming gradients: its tensors' hooks and retain_grad, then
+    (``capture``: the (captured, slot) that takes the gradient there) if the node ``runs``
+    (PyTorch calls them only then) its own pre-hooks."""
     if type(node) is AccumulateGrad:  # the leaf's tensor hooks, then the node's own pre-hooks
         hooks = node.variable._hooks
         if hooks:
@@ -444,6 +459,8 @@ def _pre_hooks(node, grads, create_graph, runs=True):
             if t is not None and g is not None:
                 g = g if create_graph else g.detach()
                 t._grad = _Tensor._make(g._array.copy()) if t._grad is None else t._grad + g
+    if capture is not None:
+        _capture(*capture, grads)
     if runs and node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             new = hook(tuple(grads))
@@ -537,11 +554,11 @@ def _accumulate(variable, g, create_graph: bool) -> None:
     """``AccumulateGrad``: the first gradient is stored (a copy unless nothing else holds it: it
     may alias another), later ones add."""
     old = variable._grad
-    if old is None:
-        if create_graph or _exclusive(g):
+    if old is None:  # NOTE [Gradient layout] in _grad_layout.py
+        if create_graph or _exclusive(g) and _layout.may_steal(variable._array):
             variable._grad = g
         else:
-            variable._grad = _Tensor._make(g._array.copy())
+            variable._grad = _Tensor._make(_layout.grad_copy(g._array, variable._array))
     elif create_graph or old._requires_grad or not old._array.flags.writeable:
         variable._grad = old + g
     else:

@@ -76,7 +76,7 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                         _sparse_accumulate(node.variable, grads[0])
                     else:
                         eng._accumulate(node.variable, grads[0], False)
-                if node._post_hooks:
+                if node._post_hooks and accumulate:  # (grad() runs no AccumulateGrad)
                     eng._accumulate_post_hooks(node, grads)
             else:
                 fast = node._np_fast  # NOTE [Simple nodes]: one read says "nothing else to do"
@@ -114,7 +114,8 @@ def run_arrays(eng, heap, counter, buffers, deps, targets, needed, captured, acc
                         node._saved = None  # Node._release, inlined
                         node._freed = release
                 else:
-                    out = _general(eng, node, grads, targets, needed, captured, release, wrap)
+                    out = _general(eng, node, grads, targets, needed, captured, release, wrap,
+                                   accumulate)
         meta = node._in_meta
         ready = None
         k = -1  # (a counter, not enumerate(): no (k, edge) tuple to build and unpack per edge)
@@ -213,22 +214,20 @@ def _tensor_rule(node, grads, wrap, exc):
     return [None if t is None else t._array for t in node._run_backward(tg)]
 
 
-def _general(eng, node, grads, targets, needed, captured, release, wrap):
+def _general(eng, node, grads, targets, needed, captured, release, wrap, accumulate):
     """One node that is not simple (NOTE [Simple nodes]): hooks, autograd.grad's targets, array
     rules with other signatures, or only a Tensor rule. Returns its input gradients, or None
     when it does not run."""
     hk = node._hooked
     hooked = hk and (node._tensor_hooks or node._retain or node._pre_hooks)
     target = targets is not None and node in targets
-    runs = needed is None or eng._runs(node, targets, needed)
+    runs = needed is None or eng._runs(node, targets, needed, accumulate)
     if hooked or target:
         tg = [None if a is None else wrap(a) for a in grads]
-        if target and runs:  # NOTE [Captures] in engine.py
-            eng._capture(captured, targets[node], tg)
-        if hooked:
+        if target:  # NOTE [Captures] in engine.py
+            tg = eng._target_hooks(node, tg, False, runs, accumulate, captured, targets[node])
+        else:
             tg = eng._pre_hooks(node, tg, False, runs)
-        if target and not runs:
-            eng._capture(captured, targets[node], tg)
         grads = [None if t is None else t._array for t in tg]
     if not runs:
         return None

@@ -9,14 +9,17 @@ warning) is being written.
 
 from __future__ import annotations
 
+import re
 import sys
 
 from . import diagnostics as _diag
 from .diagnostics import BackwardCall, Stats, _user_frame, _warn_at
-from .graph import AccumulateGrad
+from .. import dtypes as _dtypes
+from .graph import AccumulateGrad, _Anomaly
 
 DATA_WRITE = 1 << 32  # added to a watched version counter by a write through ``.data``
 VERSION_MASK = DATA_WRITE - 1
+DETACHED = 1 << 48  # added to a watched counter by detach_() of a tensor with history
 _PACKAGE_DIR = _diag._PACKAGE_DIR
 
 
@@ -44,14 +47,20 @@ def data_version(vc) -> list:
     return [0, WriteLog(vc)]
 
 
+before_write: list = [None]  # NOTE [Copy on write of saved tensors] in _mutation_on_saved.py
+
+
 def note_write(t, op: str) -> None:
-    """``Tensor._write`` on a watched counter (saved for backward, or taken by ``.data``)."""
+    """An in-place write to a watched counter (saved for backward, or taken by ``.data``), called
+    just before the write: it logs the version the write makes."""
+    if before_write[0] is not None:
+        before_write[0](t)
     vc = t._vc
     log = vc[1]
     if log is None:
         log = vc[1] = WriteLog()
     where = _user_frame()
-    log.add(vc[0], op + "_", where)
+    log.add(vc[0] + 1, op + "_", where)
     orig = log.data_of
     if orig is not None and len(orig) > 1:
         orig[0] += DATA_WRITE
@@ -65,7 +74,10 @@ def accept_data_writes(t, saved, node) -> bool:
     ``.data`` changed the buffer, which PyTorch lets pass silently; False for a real in-place."""
     now = t._vc[0]
     diff = now - saved._version
-    if diff <= 0 or diff & VERSION_MASK:
+    if diff >= DETACHED and saved._is_output and not diff & VERSION_MASK:
+        saved._version = now  # PyTorch: a saved output may be detached in place
+        return True
+    if diff <= 0 or diff & VERSION_MASK or diff >= DETACHED:
         return False
     saved._version = now
     Stats.data_writes += 1
@@ -173,7 +185,52 @@ def _optimizer_of(t) -> str | None:
     return None
 
 
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+
+def inplace_message(t, saved_version: int, node, is_output: bool, output_nr: int) -> str:
+    """PyTorch's "one of the variables needed for gradient computation has been modified by an
+    inplace operation" with glassgrad's explanation."""
+    if not is_output and t._vc[0] - saved_version >= DETACHED and \
+            not (t._vc[0] - saved_version) & VERSION_MASK:
+        return ("Trying to use a saved tensor that has been detached in-place, i.e. with "
+                ".detach_().This is not supported, please use out-of-place `.detach()` instead\n"
+                f"glassgrad: {node.name()} saved the {list(t.shape)} tensor before it was "
+                "detached in place; detach a copy (x.detach()) for the later use instead.")
+    # PyTorch names the producer of the saved tensor without its "Backward0" suffix: the node
+    # itself for a saved output, the tensor's current grad_fn for a saved input.
+    producer, nr = (node, output_nr) if is_output else (t.grad_fn, t._output_nr)
+    where = ""
+    if producer is not None:
+        where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', producer.name())},"
+    if _Anomaly.enabled:
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. Good "
+                "luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    mask = VERSION_MASK  # NOTE [Diagnostics]: writes through .data add above it
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{_dtypes.type_name(t.dtype)} {list(t.shape)}]{where} is at version "
+        f"{t._vc[0] & mask}; expected version {saved_version & mask} instead. {hint}\n"
+        + inplace_explanation(t, saved_version, node, is_output)
+    )
+
+
 # --- the second backward --------------------------------------------------------------------------
+def second_time_message(node) -> str:
+    """PyTorch's "Trying to backward through the graph a second time" with glassgrad's part."""
+    return (
+        "Trying to backward through the graph a second time (or directly access saved tensors "
+        "after they have already been freed). Saved intermediate values of the graph are freed "
+        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+        "backward through the graph a second time or if you need to access saved tensors after "
+        "calling backward.\n" + second_time_explanation(node)
+    )
+
+
 def second_time_explanation(node) -> str:
     """glassgrad's part of "Trying to backward through the graph a second time": the node, the
     backward that freed it, and (same line: a loop) the tensor carried across iterations."""

@@ -115,6 +115,13 @@ class BackwardCFunction(FunctionCtx, Node):
         return tuple(grads)
 
 
+def _both_backward_and_vjp(ctx, *_):
+    raise RuntimeError(
+        "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You should "
+        f"only implement one of them.\nglassgrad: {ctx._forward_cls.__name__} defines both; "
+        "vjp is another name for backward.")
+
+
 def _zeros(meta):
     shape, np_dtype = meta
     return engine._Tensor._make(xp.zeros(shape, dtype=np_dtype))
@@ -144,11 +151,11 @@ class Function:
         super().__init_subclass__(**kwargs)
         if "vjp" in cls.__dict__ and "backward" not in cls.__dict__:
             cls.backward = cls.__dict__["vjp"]  # PyTorch's other name for backward
-        cls._backward_cls = type(
-            cls.__name__ + "Backward",
-            (BackwardCFunction,),
-            {"_forward_cls": cls, "__module__": cls.__module__},
-        )
+        body = {"_forward_cls": cls, "__module__": cls.__module__}
+        if cls.backward is not Function.backward and cls.vjp is not Function.vjp \
+                and cls.backward is not cls.vjp:  # refused when backward runs, as in PyTorch
+            body["apply"] = body["_run_backward"] = _both_backward_and_vjp
+        cls._backward_cls = type(cls.__name__ + "Backward", (BackwardCFunction,), body)
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(
@@ -220,7 +227,9 @@ class Function:
             ctx._n_outputs = len(outs)
             ctx._saved = _save(ctx, outs)
             if _Hooks.record_source:
-                ctx.source = _user_frame()
+                from .anomaly import note_source
+
+                note_source(ctx, _user_frame())
         if dual:
             forward_ad.function_jvp(cls, ctx, args, outs)
         return outs[0] if single else outs
@@ -251,8 +260,16 @@ def _wrap_outputs(ctx, args, outputs, recording) -> tuple:
                 o._requires_grad = True
                 o.grad_fn = ctx
                 o._output_nr = i
+            if o._base is not None:  # a view made in forward: in-place writes to it are refused
+                from ..ops import _view_meta  # (NOTE [View creation]; ops import this module)
+
+                _view_meta.mark(o, _view_meta.CUSTOM_FUNCTION)
         outs.append(o)
-        meta.append((o._array.shape, o._array.dtype) if o.is_floating_point() else None)
+        # NOTE: meta None = backward gets None, not zeros: non-tensors, and non-differentiable
+        # outputs when forward set ctx._materialize_non_diff_grads = False (as torch's)
+        materialize = id(o) not in non_diff or getattr(ctx, "_materialize_non_diff_grads", True)
+        meta.append((o._array.shape, o._array.dtype) if materialize and o.is_floating_point()
+                    else None)
     ctx._out_meta = tuple(meta)
     return tuple(outs)
 
@@ -292,6 +309,16 @@ def _save(ctx, outs) -> tuple:
             saved.append(SavedTensor(t, False))
     del ctx.to_save
     return tuple(saved)
+
+
+class InplaceFunction(Function):
+    """A Function that may write its inputs in place (``torch.autograd.function.InplaceFunction``):
+    a Function whose instances carry an ``inplace`` flag; ``apply`` is Function's, and forward
+    marks what it wrote with ``ctx.mark_dirty``."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
 
 
 def once_differentiable(fn):

@@ -79,7 +79,8 @@ def _validate_v(v, other, is_other_tuple: bool) -> None:
         if el_v.size() != el_other.size():
             prepend = f"Entry {idx} in " if is_other_tuple else ""
             raise RuntimeError(
-                f"{prepend}v has invalid size: should be {el_other.size()} but got {el_v.size()}."
+                f"{prepend}v has invalid size: should be torch.Size({list(el_other.size())}) but "
+                f"got torch.Size({list(el_v.size())})."
             )
 
 
@@ -145,13 +146,19 @@ _FILL_STRICT = {
 }
 
 
-def _fill_in_zeros(grads, refs, strict: bool, stage: str) -> tuple:
+def _fill_in_zeros(grads, refs, strict: bool, stage: str, create_graph: bool = False) -> tuple:
     res = []
     for i, grads_i in enumerate(grads):
         if grads_i is None:
             if strict:
                 raise RuntimeError(_FILL_STRICT[stage].format(i=i))
             grads_i = _lib().zeros_like(refs[i])
+        elif strict and create_graph and not grads_i.requires_grad:
+            # a result that cannot be differentiated further, though create_graph asked for it
+            what = "hessian" if stage.startswith("double") else "jacobian"
+            raise RuntimeError(
+                f"The {what} of the user-provided function is independent of input {i}. This is "
+                "not allowed in strict mode when create_graph=True.")
         res.append(grads_i)
     return tuple(res)
 
@@ -188,7 +195,7 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         )
         with set_grad_enabled(True if create_graph else is_grad_enabled()):
             grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grad_res, inputs, strict, "back")
+            result = _fill_in_zeros(grad_res, inputs, strict, "back", create_graph)
     outputs = _grad_postprocess(outputs, create_graph)
     result = _grad_postprocess(result, create_graph)
     return (
@@ -223,7 +230,7 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
         with set_grad_enabled(True if create_graph else is_grad_enabled()):
             grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-            result = _fill_in_zeros(grad_res, outputs, strict, "back_trick")
+            result = _fill_in_zeros(grad_res, outputs, strict, "back_trick", create_graph)
     outputs = _grad_postprocess(outputs, create_graph)
     result = _grad_postprocess(result, create_graph)
     return (
@@ -379,7 +386,7 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         _check_requires_grad(jac, "jacobian", strict=strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, "double_back")
+        result = _fill_in_zeros(grad_res, inputs, strict, "double_back", create_graph)
     outputs = _grad_postprocess(outputs, create_graph)
     result = _grad_postprocess(result, create_graph)
     return (
@@ -411,7 +418,7 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         _check_requires_grad(jac, "hessian", strict=strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        result = _fill_in_zeros(grad_res, inputs, strict, "double_back_trick")
+        result = _fill_in_zeros(grad_res, inputs, strict, "double_back_trick", create_graph)
     outputs = _grad_postprocess(outputs, create_graph)
     result = _grad_postprocess(result, create_graph)
     return (

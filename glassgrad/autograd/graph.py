@@ -10,7 +10,6 @@ output; a first-order backward on arrays (engine_arrays.py) reads the array itse
 from __future__ import annotations
 
 import itertools
-import re
 import sys
 import weakref
 from types import FunctionType
@@ -19,7 +18,6 @@ from typing import ClassVar
 from numpy import dtype as _np_dtype
 from numpy import ndarray as _ndarray
 
-from .. import dtypes
 from .grad_mode import _state
 
 _sequence = itertools.count()
@@ -261,6 +259,9 @@ class Node:
         return handle
 
     def __call__(self, *grads):
+        if len(grads) != self._n_outputs:  # a node takes one gradient per forward output
+            raise TypeError(f"expected {self._n_outputs} arguments, got {len(grads)} instead\n"
+                            f"glassgrad: {self.name()} takes one gradient per output of its op.")
         out = self._run_backward(list(grads))
         return out[0] if len(out) == 1 else out
 
@@ -425,30 +426,8 @@ def _without_grad(hook, value):
         _state.enabled = prev
 
 
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
-
-
-def _inplace_message(t, saved_version: int, node, is_output: bool, output_nr: int) -> str:
-    # PyTorch names the producer of the saved tensor without its "Backward0" suffix: the node
-    # itself for a saved output, the tensor's current grad_fn for a saved input.
-    producer, nr = (node, output_nr) if is_output else (t.grad_fn, t._output_nr)
-    where = ""
-    if producer is not None:
-        where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', producer.name())},"
-    if _Anomaly.enabled:
-        hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
-                "gradient. The variable in question was changed in there or anywhere later. Good "
-                "luck!")
-    else:
-        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
-    mask = _diagnostics.VERSION_MASK  # NOTE [Diagnostics]: writes through .data add above it
-    return (
-        "one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: [{dtypes.type_name(t.dtype)} {list(t.shape)}]{where} is at version "
-        f"{t._vc[0] & mask}; expected version {saved_version & mask} instead. {hint}\n"
-        + _diagnostics.inplace_explanation(t, saved_version, node, is_output)
-    )
+def _inplace_message(*args) -> str:  # (diagnostics imports this module: bound at call time)
+    return _diagnostics.inplace_message(*args)
 
 
 def _saved_keys(node) -> list:
@@ -530,14 +509,10 @@ def saved_attribute_names(prim, attr_names) -> set:
     return set(attr_names) | set(_saved_value_keys(prim))
 
 
-def _second_time_message(node) -> str:
-    return (
-        "Trying to backward through the graph a second time (or directly access saved tensors "
-        "after they have already been freed). Saved intermediate values of the graph are freed "
-        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-        "backward through the graph a second time or if you need to access saved tensors after "
-        "calling backward.\n" + _diagnostics.second_time_explanation(node)
-    )
+def no_accumulator() -> None:
+    """The ``_grad_acc`` of a view made with grad mode off from a tensor that requires grad: it
+    requires grad (PyTorch's view requires grad through its base) yet, having no grad_fn and no
+    requires_grad of its own, no gradient reaches it (its edge is PyTorch's (None, 0))."""
 
 
 def grad_accumulator(tensor) -> AccumulateGrad:
@@ -545,6 +520,8 @@ def grad_accumulator(tensor) -> AccumulateGrad:
     ref = tensor._grad_acc
     acc = ref() if ref is not None else None
     if acc is None:
+        if ref is no_accumulator:  # a no_grad view: requires grad through its base, gets none
+            return None
         acc = AccumulateGrad(tensor)
         tensor._grad_acc = weakref.ref(acc)
     return acc
@@ -564,6 +541,10 @@ def _user_frame() -> str:
 
 
 from . import diagnostics as _diagnostics  # it reads the classes above
+
+
+def _second_time_message(node) -> str:  # (diagnostics imports this module: bound at call time)
+    return _diagnostics.second_time_message(node)
 
 
 class saved_tensors_hooks:

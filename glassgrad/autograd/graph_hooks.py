@@ -75,52 +75,7 @@ class save_on_cpu(saved_tensors_hooks):
         super().__init__(lambda t: t._alias(), lambda t: t)
 
 
-_mutation_context: list = [None]
-
-
-class _AllowMutationOnSavedContext:
-    """The state of one ``allow_mutation_on_saved_tensors`` block (PyTorch's returns one too)."""
-
-    def __init__(self) -> None:
-        self.active = True
-
-    def clear(self) -> None:
-        self.active = False
-
-
-@contextlib.contextmanager
-def allow_mutation_on_saved_tensors():
-    """Context manager under which tensors saved for backward may be changed in place: backward
-    still sees the saved values (``torch.autograd.graph.allow_mutation_on_saved_tensors``).
-
-    glassgrad copies each tensor when it is saved (PyTorch copies on the first mutation), so the
-    block costs the saved bytes once more (``summary`` shows the copies as packed). Raises
-    RuntimeError when nested and AssertionError when backward runs after the block ended.
-    """
-    if _mutation_context[0] is not None:
-        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
-    ctx = _AllowMutationOnSavedContext()
-
-    def pack(t):
-        return ctx, engine._Tensor._make(t._array.copy())
-
-    def unpack(packed):
-        owner, copy = packed
-        if not owner.active:
-            raise AssertionError(
-                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' contextin "
-                "which the graph was originally recorded.\nglassgrad: run the forward and the "
-                "backward inside the same block."
-            )
-        return copy
-
-    _mutation_context[0] = ctx
-    try:
-        with saved_tensors_hooks(pack, unpack):
-            yield ctx
-    finally:
-        ctx.clear()
-        _mutation_context[0] = None
+from ._mutation_on_saved import allow_mutation_on_saved_tensors  # noqa: E402,F401
 
 
 def _engine_task():

@@ -146,7 +146,12 @@ def jvp(cls, result, inputs, tangents, attrs):
         else:
             out = None
     if out is None and own is None and name not in BILINEAR:
-        out = double_vjp(cls, result, primals, tangents, attrs)
+        try:
+            out = double_vjp(cls, result, primals, tangents, attrs)
+        except NotImplementedError as e:  # a derivative the backward lacks (igamma's in a)
+            raise NotImplementedError(
+                f"Trying to use forward AD with {name.lower()} that does not support it because "
+                f"it has not been implemented yet.\nglassgrad: {e}") from None
     if cls.multi_output:
         return tuple(_cast(v, r) for v, r in zip(out, result))
     return _cast(out, result)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _state
+from ..autograd.graph import InferenceVersion, no_accumulator
 from . import _view_meta, primitive
 from ._convert import _python_int_range, wrapped
 
@@ -224,7 +225,10 @@ def mark_view(result, x, fn):
         result._view_fn = lambda b: fn(prev(b))
     result._vc = x._vc
     if not _state.enabled:  # a no_grad view: a recorded in-place write to it is refused
-        _view_meta.mark(result, _view_meta.NO_GRAD)
+        _view_meta.mark(result, _view_meta.INFERENCE if _state.inference else _view_meta.NO_GRAD)
+        if x._requires_grad and x._vc.__class__ is not InferenceVersion:
+            result._requires_grad = True  # through its base, as PyTorch's view
+            result._grad_acc = no_accumulator
         return result
     if _view_meta.CREATION_META:  # NOTE [View creation] in _view_meta.py
         _view_meta.inherit(result, x)

@@ -1,7 +1,8 @@
 """Views whose recorded in-place write PyTorch refuses: its ``CreationMeta``.
 
 NOTE [View creation]: PyTorch remembers how a view was made and refuses, while recording, an
-in-place write to a view that autograd cannot rebase: one made under no_grad (``NO_GRAD``), an
+in-place write to a view that autograd cannot rebase: one made under no_grad (``NO_GRAD``) or
+inference_mode (``INFERENCE``), an
 output of a function that returns several views, unbind/split/chunk (``MULTI_OUTPUT``), and a
 tensor a custom Function returned as-is, such as the outputs of a full backward hook's identity
 (``CUSTOM_FUNCTION``). A view of such a view made in grad mode inherits the mark (PyTorch's
@@ -16,6 +17,7 @@ import re
 import weakref
 
 NO_GRAD, MULTI_OUTPUT, CUSTOM_FUNCTION = "no_grad", "multi_output", "custom_function"
+INFERENCE = "inference_mode"
 # id(tensor) -> (weakref to it, kind, output_nr or None for the tensor's own)
 CREATION_META: dict = {}
 
@@ -25,6 +27,10 @@ _WHY = {
              "clarify your code by moving both the view and the inplace either both inside the "
              "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
              "want the inplace to be tracked).",
+    INFERENCE: " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+               "clarify your code by moving both the view and the inplace either both inside the "
+               "inference_mode block (if you don't want the inplace to be tracked) or both "
+               "outside (if you want the inplace to be tracked).",
     MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such "
                   "functions do not allow the output views to be modified inplace. You should "
                   "replace the inplace operation by an out-of-place one.",
@@ -36,6 +42,7 @@ _WHY = {
 }
 _FIX = {
     NO_GRAD: "make it outside no_grad, or write to it under no_grad",
+    INFERENCE: "make it outside inference_mode, or write to it inside inference_mode",
     MULTI_OUTPUT: "index the tensor instead (x[i] is a view you may write to), or clone the piece",
     CUSTOM_FUNCTION: "clone it first, or use ReLU(inplace=False) after a module that has a full "
                      "backward hook",
@@ -68,10 +75,12 @@ def check(target, through=None) -> None:
     fn = target.grad_fn
     name = "" if fn is None else fn.name() if through is None else through.node_cls.__name__
     nr = 0 if through is not None else target._output_nr if nr is None else nr
-    if kind == NO_GRAD or fn is None:
+    if kind in (NO_GRAD, INFERENCE) or fn is None:
         prefix = "A view was created in" if fn is None else \
             f"Output {nr} of {_SUFFIX.sub('', name)} is a view of a view which was created in"
-        msg = f"{prefix} no_grad mode and is being modified inplace with grad mode enabled."
+        msg = f"{prefix} inference mode and is being modified inplace in normal mode." \
+            if kind == INFERENCE else \
+            f"{prefix} no_grad mode and is being modified inplace with grad mode enabled."
     else:
         msg = f"Output {nr} of {_SUFFIX.sub('', name)} is a view and is being modified inplace."
     raise RuntimeError(f"{msg}{_WHY[kind]}\nglassgrad: the view has shape {list(target.shape)}; "

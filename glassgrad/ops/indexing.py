@@ -8,10 +8,11 @@ The gather/scatter/index_* family lives in gather.py and is re-exported here.
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 
-from ..autograd import forward_ad
+from ..autograd import diagnostics, explain, forward_ad
 from ..autograd.grad_mode import _state
 from ..autograd.graph import _Hooks
 from . import _overlap, _view_meta, primitive
@@ -26,7 +27,7 @@ from .primitive import Primitive, _check_inplace_leaf, _record, check_view_write
 def _norm_index(index):
     """User index -> a NumPy index (tensors to arrays); PyTorch's errors for what it rejects."""
     if not isinstance(index, tuple):
-        index = (index,)
+        index = tuple(index) if index.__class__ is list and _list_is_tuple(index) else (index,)
     out = []
     for k in index:
         if is_tensor(k):
@@ -55,6 +56,24 @@ def _norm_index(index):
         else:
             out.append(k)
     return tuple(out)
+
+
+def _list_is_tuple(index: list) -> bool:
+    """PyTorch's (and old NumPy's) rule: a short list holding a tensor, a sequence, a slice,
+    Ellipsis or None is a tuple of indices (``x[[[0, 1], [2]]]`` is ``x[[0, 1], [2]]``)."""
+    if len(index) >= 32 or not any(
+            k is None or k is Ellipsis or isinstance(k, (slice, list, tuple)) or is_tensor(k)
+            for k in index):
+        return False
+    where = diagnostics._user_frame()
+    filename, _, line = where.rpartition(":")
+    warnings.warn_explicit(  # torch 2.13's words (it still reads the list as a tuple)
+        "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+        "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+        "interpreted as tensor index, x[torch.tensor(seq)], which will result either in an error "
+        "or a different result", UserWarning, filename or "<unknown>",
+        int(line) if line.isdigit() else 0, module="glassgrad")
+    return True
 
 
 def _is_basic(index) -> bool:
@@ -321,6 +340,8 @@ def setitem(input, index, value) -> None:
     arr = input._array
     if not arr.flags.writeable:  # NOTE [Expanded writes] in _overlap.py
         arr = _writable(arr, idx, v)
+    if len(input._vc) > 1:  # NOTE [Diagnostics]: saved for backward, or a .data tensor
+        explain.note_write(input, "index_put")
     try:
         arr[idx] = v._array
     except IndexError as e:

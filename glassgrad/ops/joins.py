@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _state
-from . import _view_meta
+from . import _util, _view_meta
 from ._util import cast, wrap_dim
 from .primitive import Primitive
 from .shape import atleast_1d, atleast_2d, atleast_3d, narrow, reshape
@@ -217,6 +217,10 @@ def _unsafe(split_fn):
         pieces = split_fn(input, split_size, dim)
         for v in pieces:  # NOTE [View creation] in _view_meta.py: in-place writes are allowed
             _view_meta.CREATION_META.pop(id(v), None)
+            if v._base is not None:  # as PyTorch's: no view, a version counter of its own
+                _util.VIEWS.get(id(v._base), {}).pop(id(v), None)
+                v._base = v._view_fn = None
+                v._vc = [0]
         return pieces
 
     unsafe.__name__ = unsafe.__qualname__ = "unsafe_" + split_fn.__name__

@@ -401,10 +401,12 @@ def _save_output(result):
 def _record_extras(node, result, inputs, attrs) -> None:
     if _Hooks.record_source:
         node.source = _user_frame()
-        if _Anomaly.enabled and _Anomaly.check_nan:
-            from ..autograd.anomaly import check_forward
+        if _Anomaly.enabled:
+            from ..autograd.anomaly import check_forward, note_source
 
-            check_forward(node, result, inputs, attrs)
+            note_source(node, node.source)
+            if _Anomaly.check_nan:
+                check_forward(node, result, inputs, attrs)
     if _Hooks.grad_consts:  # NOTE [Diagnostics] in autograd/diagnostics.py
         _diagnostics.note_constant_inputs(node, inputs)
     if _Hooks.trace is not None and not node._prim.multi_output:  # NOTE [Tracing ops]
