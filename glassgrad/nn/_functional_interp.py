@@ -86,6 +86,10 @@ def resample(x, mode: str, in_size, out_size, scales, align_corners: bool):
         return pool[len(in_size) - 1](x, out_size)
     dtype = x._array.dtype
     ft = np.float64 if dtype == np.float64 else np.float32
+    if dtype == np.uint8 and mode == "bilinear" and not align_corners and len(in_size) == 2:
+        from ._interp_uint8 import bilinear_uint8  # NOTE: its module docstring says why
+
+        return primitive._make(bilinear_uint8(x._array, out_size, scales))
     if dtype.kind in "iub" and mode not in ("nearest-exact", "area"):
         # NOTE: torch's uint8 kernels use fixed-point weights and round between passes; floating
         # weights differ from them by 1 in a few percent of pixels, so refuse rather than differ
