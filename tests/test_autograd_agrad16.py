@@ -229,6 +229,17 @@ def test_list_index_with_sequences_reads_as_a_tuple(index):
     same(run)
 
 
+@pytest.fixture(autouse=True)
+def _torch_validate_args_kept():
+    """torch's while_loop starts its compiler, which switches torch.distributions' argument
+    validation off process-wide; later tests (test_distributions_transforms) need it on."""
+    import torch
+
+    kept = torch.distributions.Distribution._validate_args
+    yield
+    torch.distributions.Distribution.set_default_validate_args(kept)
+
+
 def _loops(torch):
     out = [torch.while_loop(lambda i, x: i.sum() < 3, lambda i, x: (i + 1, x.sin()),
                             (torch.zeros(1), torch.ones(2)))]
