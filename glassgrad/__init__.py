@@ -278,6 +278,9 @@ from ._nn_top_embed import embedding_bag, embedding_renorm_  # noqa: E402,F401
 from . import _tensor_methods_agrad  # noqa: E402,F401 - del t.grad, t.data's rules
 from ._while_loop import slice_inverse, while_loop  # noqa: E402,F401
 from ._qparams import choose_qparams_optimized  # noqa: E402,F401
+# issue 16, lane nnrest
+from ._nn_top_stats import batch_norm_update_stats  # noqa: E402,F401
+
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -211,7 +211,11 @@ def _tensor_rule(node, grads, wrap, exc):
     if STRICT and not _batched(grads):
         raise exc  # a broken array rule must not hide behind the Tensor rule's right numbers
     tg = [None if a is None else wrap(a) for a in grads]
-    return [None if t is None else t._array for t in node._run_backward(tg)]
+    try:
+        return [None if t is None else t._array for t in node._run_backward(tg)]
+    except Exception as again:  # noqa: BLE001
+        # the Tensor rule raised the real error: shown once, not chained behind the array rule's copy
+        raise again from None
 
 
 def _general(eng, node, grads, targets, needed, captured, release, wrap, accumulate):

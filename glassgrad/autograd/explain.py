@@ -131,17 +131,19 @@ def inplace_explanation(t, saved_version: int, node, is_output: bool) -> str:
         text += "It was then changed in place by " + "; ".join(
             f"{op} at {where} (now version {v & VERSION_MASK})" for v, op, where in writes[:3])
         text += ". "
-    else:
+    step = None
+    if not writes:
         step = _optimizer_of(t)
         count = (t._vc[0] - saved_version) & VERSION_MASK
         text += (f"It was then changed in place {count} time(s)"
                  + (f", by {step}" if step else " (by an optimizer step, x[...] = ..., or code "
                     "outside glassgrad's in-place ops)") + ". ")
-    return text + (
-        "Use .clone() before the in-place op, or make it out of place (x = x * 2 instead of "
-        "x *= 2). An optimizer.step() between a forward and its backward is the usual cause in "
-        "GAN loops: run every backward that uses the forward first, then step."
-    )
+    text += ("Use .clone() before the in-place op, or make it out of place (x = x * 2 instead of "
+             "x *= 2).")
+    if step:  # the optimizer advice only where an optimizer step is the evidence
+        text += (" An optimizer.step() between a forward and its backward is the usual cause in "
+                 "GAN loops: run every backward that uses the forward first, then step.")
+    return text
 
 
 def _user_frames(limit: int = 4):
