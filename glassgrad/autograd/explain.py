@@ -131,16 +131,21 @@ def inplace_explanation(t, saved_version: int, node, is_output: bool) -> str:
         text += "It was then changed in place by " + "; ".join(
             f"{op} at {where} (now version {v & VERSION_MASK})" for v, op, where in writes[:3])
         text += ". "
-    step = None
+    # the error path only: looking through the caller's frames for an optimizer is cheap here
+    step = _optimizer_of(t)
     if not writes:
-        step = _optimizer_of(t)
         count = (t._vc[0] - saved_version) & VERSION_MASK
         text += (f"It was then changed in place {count} time(s)"
                  + (f", by {step}" if step else " (by an optimizer step, x[...] = ..., or code "
                     "outside glassgrad's in-place ops)") + ". ")
     text += ("Use .clone() before the in-place op, or make it out of place (x = x * 2 instead of "
              "x *= 2).")
-    if step:  # the optimizer advice only where an optimizer step is the evidence
+    # the optimizer advice only on evidence: an optimizer named as the writer, or a leaf that
+    # requires grad updated in place (what an optimizer or a hand-written step does)
+    root = t
+    while getattr(root, "_base", None) is not None:
+        root = root._base
+    if step or (root.grad_fn is None and root.requires_grad):
         text += (" An optimizer.step() between a forward and its backward is the usual cause in "
                  "GAN loops: run every backward that uses the forward first, then step.")
     return text
