@@ -86,7 +86,9 @@ def resample(x, mode: str, in_size, out_size, scales, align_corners: bool, antia
         return pool[len(in_size) - 1](x, out_size)
     dtype = x._array.dtype
     ft = np.float64 if dtype == np.float64 else np.float32
-    if dtype == np.uint8 and mode in ("bilinear", "bicubic") and len(in_size) == 2:
+    # NOTE: non-antialias bicubic uint8 is not yet byte-exact to torch, so it still refuses below
+    if dtype == np.uint8 and len(in_size) == 2 and (mode == "bilinear" or (
+            mode == "bicubic" and antialias)):
         from ._interp_uint8 import resample_uint8  # NOTE: its module docstring says why
 
         return primitive._make(resample_uint8(x._array, out_size, scales, mode, antialias,
