@@ -48,3 +48,5 @@ from .profiler import ProfilerActivity, ProfilerConfig, ProfilerState  # noqa: F
 from .profiler_util import DeviceType  # noqa: F401,E402
 # issue 15: the legacy nested-I/O function (torch's own instances cannot be called in 2.x)
 from ._nested_io import NestedIOFunction  # noqa: F401,E402
+# issue 19, lane whynone: why is .grad None
+from .why_none import explain_grad, GradExplanation  # noqa: F401,E402

@@ -579,3 +579,6 @@ from .graph_hooks import (  # noqa: F401,F811
     saved_tensors_hooks,
 )
 from .graph_inspect import format_summary, summary, to_dict  # noqa: F401
+# issue 19, lane whynone
+from .graph_diff import diff, GraphDiff  # noqa: F401,E402
+from .why_alive import why_alive  # noqa: F401,E402

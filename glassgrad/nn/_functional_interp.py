@@ -76,7 +76,7 @@ def _weighted_gather(x, dim: int, taps, dtype):
     return out
 
 
-def resample(x, mode: str, in_size, out_size, scales, align_corners: bool):
+def resample(x, mode: str, in_size, out_size, scales, align_corners: bool, antialias=False):
     """``x`` (N, C, *in_size) resampled to (N, C, *out_size) by ``mode`` (one of the modes
     above; the argument checks are ``interpolate``'s)."""
     if mode == "area":
@@ -86,10 +86,21 @@ def resample(x, mode: str, in_size, out_size, scales, align_corners: bool):
         return pool[len(in_size) - 1](x, out_size)
     dtype = x._array.dtype
     ft = np.float64 if dtype == np.float64 else np.float32
-    if dtype == np.uint8 and mode == "bilinear" and not align_corners and len(in_size) == 2:
-        from ._interp_uint8 import bilinear_uint8  # NOTE: its module docstring says why
+    # NOTE: non-antialias bicubic uint8 is not yet byte-exact to torch, so it still refuses below
+    if dtype == np.uint8 and len(in_size) == 2 and (mode == "bilinear" or (
+            mode == "bicubic" and antialias)):
+        from ._interp_uint8 import resample_uint8  # NOTE: its module docstring says why
 
-        return primitive._make(bilinear_uint8(x._array, out_size, scales))
+        return primitive._make(resample_uint8(x._array, out_size, scales, mode, antialias,
+                                              align_corners))
+    if antialias and dtype.kind == "f":
+        from ._interp_aa import dense_weights, taps
+
+        for i, (s, o, sc) in enumerate(zip(in_size, out_size, scales)):
+            if s != o or (sc is not None and sc > 0 and sc != 1.0):
+                dense = dense_weights(s, o, mode, True, align_corners, sc)
+                x = _weighted_gather(x, 2 + i, taps(dense), dtype)
+        return x
     if dtype.kind in "iub" and mode not in ("nearest-exact", "area"):
         # NOTE: torch's uint8 kernels use fixed-point weights and round between passes; floating
         # weights differ from them by 1 in a few percent of pixels, so refuse rather than differ

@@ -332,8 +332,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resize (N, C, *spatial) by ``size`` or ``scale_factor`` (``torch.nn.functional
     .interpolate``): modes nearest, nearest-exact, linear (3-D input), bilinear / bicubic (4-D),
     trilinear (5-D), area, with PyTorch's source-index rules (``align_corners``, a given scale
-    used unless ``recompute_scale_factor``); antialias=True, and integer input to the weighted
-    modes (torch's fixed-point uint8 kernels), are not implemented (NotImplementedError).
+    used unless ``recompute_scale_factor``); antialias=True (bilinear/bicubic, torch's separable
+    AA kernels) and uint8 bilinear/bicubic (torch's fixed-point int16 kernels) included; other
+    integer input to the weighted modes raises NotImplementedError.
     Nearest with integer factors is a broadcast (fast, exact gradient sums); the other modes are
     weighted gathers (see _functional_interp.py)."""
     if mode in ("nearest", "area", "nearest-exact"):
@@ -364,11 +365,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(
             f"Got {input.ndim}D input, but {mode} mode needs {need + 2}D input"
         )
-    if antialias:
-        raise NotImplementedError(
-            f"glassgrad: interpolate(mode={mode!r}, antialias=True) is not implemented; "
-            "antialias=False is."
-        )
     in_size = tuple(input.shape[2:])
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined")
@@ -391,7 +387,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode != "nearest":
         from ._functional_interp import resample
 
-        return resample(x, mode, in_size, out, scales, align_corners)
+        return resample(x, mode, in_size, out, scales, align_corners, bool(antialias))
     factors = [o // s if s and o % s == 0 else 0 for s, o in zip(in_size, out)]
     if all(factors) and all(sc is None or sc == f for sc, f in zip(scales, factors)):
         # integer factors: insert a size-f axis after each spatial dim and broadcast into it

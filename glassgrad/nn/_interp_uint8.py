@@ -13,17 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def _fixed_point_weights(in_size: int, out_size: int, scale: float):
+def _fixed_point_weights(dense):
     """(out_size, in_size) int64 weights and their precision (bits) for one pass."""
-    dense = np.zeros((out_size, in_size), dtype=np.float64)
-    for i in range(out_size):
-        center = scale * (i + 0.5)
-        lo = max(int(center - 0.5), 0)  # int() of center - support + 0.5, support 1
-        hi = min(int(center + 1.5), in_size)
-        j = np.arange(lo, hi)
-        w = np.clip(1.0 - np.abs(j - center + 0.5), 0.0, None)
-        total = w.sum()
-        dense[i, lo:hi] = w / total if total > 0 else w
     biggest = dense.max()
     precision = 0
     while precision < 22 and biggest * (1 << (precision + 1)) < (1 << 15):
@@ -31,20 +22,28 @@ def _fixed_point_weights(in_size: int, out_size: int, scale: float):
     return np.floor(dense * (1 << precision) + 0.5).astype(np.int64), precision
 
 
-def _pass(a: np.ndarray, axis: int, out_size: int, scale: float) -> np.ndarray:
-    weights, precision = _fixed_point_weights(a.shape[axis], out_size, scale)
+def _pass(a: np.ndarray, axis: int, dense) -> np.ndarray:
+    weights, precision = _fixed_point_weights(dense)
     moved = np.moveaxis(a, axis, -1).astype(np.int64)
     acc = moved @ weights.T + (1 << (precision - 1) if precision else 0)
     return np.moveaxis(np.clip(acc >> precision, 0, 255).astype(np.uint8), -1, axis)
 
 
-def bilinear_uint8(a: np.ndarray, out_size, scales) -> np.ndarray:
-    """``a`` (N, C, H, W) uint8 resampled to (N, C, *out_size) (align_corners=False); ``scales``
-    are ``interpolate``'s per-dim scale factors or None (torch then uses in/out)."""
+def resample_uint8(a: np.ndarray, out_size, scales, mode="bilinear", antialias=False,
+                   align_corners=False) -> np.ndarray:
+    """``a`` (N, C, H, W) uint8 resampled to (N, C, *out_size) by ``mode`` (bilinear/bicubic);
+    ``scales`` are ``interpolate``'s per-dim scale factors or None (torch then uses in/out)."""
+    from ._interp_aa import dense_weights
+
     out = a
     for axis in (3, 2):  # width first, as torch's separable kernel
         in_size, size, sc = a.shape[axis], out_size[axis - 2], scales[axis - 2]
         if size != in_size or (sc is not None and sc > 0 and sc != 1.0):
-            step = 1.0 / sc if sc is not None and sc > 0 else in_size / size
-            out = _pass(out, axis, size, step)
+            dense = dense_weights(in_size, size, mode, antialias, align_corners, sc)
+            out = _pass(out, axis, dense)
     return out
+
+
+def bilinear_uint8(a: np.ndarray, out_size, scales) -> np.ndarray:
+    """Bilinear, align_corners=False (see ``resample_uint8``)."""
+    return resample_uint8(a, out_size, scales)
