@@ -29,4 +29,4 @@ def test_uint8_bilinear_is_torch_exact(shape, kw):
 def test_other_integer_modes_still_refused_clearly():
     x = glassgrad.zeros(1, 1, 4, 4, dtype=glassgrad.uint8)
     with pytest.raises(NotImplementedError, match="fixed-point integer kernels"):
-        glassgrad.nn.functional.interpolate(x, size=(2, 2), mode="bilinear", align_corners=True)
+        glassgrad.nn.functional.interpolate(x, size=(2, 2), mode="bicubic")
