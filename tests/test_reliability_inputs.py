@@ -110,7 +110,10 @@ def _cases():
         for family in MUTATIONS:
             marks = ()
             if (name, family) in KNOWN:
-                marks = pytest.mark.xfail(reason=KNOWN[(name, family)], strict=True)
+                # MKL's NaN spreading depends on the machine's FFT kernels (fft.ifft_8_forward
+                # passed on an AMD EPYC with AVX-512, failed elsewhere): not strict there
+                marks = pytest.mark.xfail(reason=KNOWN[(name, family)],
+                                          strict=KNOWN[(name, family)] is not _FFT_NAN)
             if family == "negative_strides" and name.startswith(("as_strided", "slice_inverse")):
                 marks = pytest.mark.skip(reason=_STORAGE_READERS)
             if (name, family) in _TORCH_CRASHES:
