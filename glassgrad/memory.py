@@ -63,6 +63,8 @@ class _BufferRef(weakref.ref):
 
 
 _live: dict = {}  # id(root buffer) -> _BufferRef
+# the memory history (_memory_timeline.py) while one records: told of every registration and free
+_listener: list = [None]
 
 
 def _buffer_freed(ref) -> None:
@@ -72,6 +74,8 @@ def _buffer_freed(ref) -> None:
         _Track.buffers -= 1
         _Track.freed += ref.nbytes
         _Track.n_freed += 1
+        if _listener[0] is not None:
+            _listener[0].free(ref.key, ref.nbytes)
 
 
 def _register(root) -> None:
@@ -90,6 +94,8 @@ def _register(root) -> None:
     t.n_allocated += 1
     t.peak = max(t.peak, t.current)
     t.peak_buffers = max(t.peak_buffers, t.buffers)
+    if _listener[0] is not None:
+        _listener[0].alloc(root, n)
 
 
 def _tracking_make(cls, arr):
@@ -207,6 +213,18 @@ def breakdown() -> dict:
     """Live bytes by role: ``{"parameters", "gradients", "optimizer_state", "saved_for_backward",
     "other"}`` (summing to ``memory_allocated()``), each buffer once, in the first role that holds
     it. One walk over the live objects (milliseconds); glassgrad's addition."""
+    out = dict.fromkeys(CATEGORIES, 0)
+    for rank, root in role_map().values():
+        if rank < 4:
+            out[CATEGORIES[rank]] += root.nbytes
+    out["other"] = max(_Track.current - sum(out.values()), 0)
+    return out
+
+
+def role_map() -> dict:
+    """``{id(root buffer): [rank, root buffer]}`` of every buffer a live tensor, gradient, module,
+    optimizer or graph node holds; ``rank`` indexes ``CATEGORIES`` (4: a tensor with no other
+    role). The walk behind ``breakdown``; it registers what it finds (tracking on)."""
     _ensure()
     from .nn.module import Module
     from .nn.parameter import Parameter
@@ -254,12 +272,7 @@ def breakdown() -> dict:
     for n in nodes:
         for arr in saved_arrays(n):
             put(arr, 3)
-    out = dict.fromkeys(CATEGORIES, 0)
-    for rank, root in roles.values():
-        if rank < 4:
-            out[CATEGORIES[rank]] += root.nbytes
-    out["other"] = max(_Track.current - sum(out.values()), 0)
-    return out
+    return roles
 
 
 def memory_stats(device=None) -> OrderedDict:
@@ -348,3 +361,4 @@ def memory_summary(device=None, abbreviated: bool = False) -> str:
 
 
 from ._memory_forecast import Forecast, forecast  # noqa: F401
+from ._memory_timeline import MemoryTimeline, record_timeline  # noqa: F401,E402

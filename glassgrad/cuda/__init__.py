@@ -31,3 +31,6 @@ from .._legacy import CUDA_TYPES as _CUDA_TYPES
 
 # torch.cuda.FloatTensor and the others exist on a CPU-only build; calling one raises TypeError
 globals().update(_CUDA_TYPES)
+
+# issue 19, lane gboxr: torch.cuda.memory._record_memory_history and friends (CPU history)
+from . import memory  # noqa: E402,F401

@@ -1,0 +1,17 @@
+"""``torch.cuda.memory`` names on glassgrad's one device, the CPU: the counters of
+``glassgrad.memory`` and the allocation history of ``_memory_timeline`` (NOTE [Memory timeline]:
+``_record_memory_history`` / ``_snapshot`` / ``_dump_snapshot`` give PyTorch's snapshot dict, one
+segment per live NumPy buffer)."""
+
+from .._memory_timeline import _dump_snapshot, _record_memory_history, _snapshot  # noqa: F401
+from ..memory import (  # noqa: F401
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_max_memory_allocated,
+    reset_peak_memory_stats,
+)
