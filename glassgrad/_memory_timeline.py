@@ -53,7 +53,7 @@ def _where(frames_wanted: bool) -> tuple:
     while f is not None:
         code = f.f_code
         fn = code.co_filename
-        if not fn.startswith(_PKG) or fn.startswith(_INSPECT):
+        if not fn.startswith(_PKG):
             break
         name = code.co_name
         if fn in _ENGINES:
@@ -65,7 +65,8 @@ def _where(frames_wanted: bool) -> tuple:
             prim = c if isinstance(c, type) else None
         elif phase is None and fn.startswith(_OPTIM):
             phase = "optimizer"
-        api = name
+        if api is None and not name.startswith(("_", "<")) and name != "wrapper":
+            api = name  # the innermost public function (randn, zeros_like)
         f = f.f_back
     frames = []
     while f is not None and len(frames) < (_DEPTH if frames_wanted else 1):
@@ -79,9 +80,6 @@ def _where(frames_wanted: bool) -> tuple:
     else:
         op = api or "?"
     return op, phase or ("forward" if _state.enabled else "no_grad"), frames
-
-
-_INSPECT = os.path.join(_PKG, "inspect") + os.sep  # the inspect runner calls the user's script
 
 
 class _History:

@@ -4,20 +4,7 @@ A graph that grows across iterations (an RNN hidden state carried without ``.det
 ``total_loss += loss``) shares every node of the earlier graph; the link is the first shared node."""
 from __future__ import annotations
 
-from collections import deque
-
-from .why_none import _nodes
-
-
-def _bfs(root):
-    seen, queue = set(), deque([root] if root is not None else [])
-    while queue:
-        n = queue.popleft()
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
-        yield n
-        queue.extend(e[0] for e in getattr(n, "next_functions", ()) or ())
+from ._graph_walk import walk
 
 
 def _root(x):
@@ -44,9 +31,15 @@ class GraphDiff:
 
 def diff(prev_root, root) -> GraphDiff:
     """Compare two graphs (tensors or nodes). Returns a :class:`GraphDiff`; no torch counterpart."""
-    old = {id(n) for n in _nodes(_root(prev_root))}
+    return _diff_ids({id(n) for n in walk(_root(prev_root))}, root)
+
+
+def _diff_ids(old, root) -> GraphDiff:
+    """``diff`` against the node ids ``old`` (a set, or a WeakValueDictionary of a graph that may
+    be gone: an id there is the same node while it lives)."""
     added, shared, link = [], [], None
-    for n in _bfs(_root(root)):  # breadth-first: the shared node nearest the new root is the link
+    # breadth-first: the shared node nearest the new root is the link
+    for n in walk(_root(root), breadth_first=True):
         if id(n) in old:
             shared.append(n)
             # parameters' accumulators are shared by every step legitimately; they are not the link

@@ -5,17 +5,7 @@ No bookkeeping is added to the hot path: the reason is read from ``requires_grad
 ``.item()``, ``no_grad``, an integer op) are reported together as "cut before the graph"."""
 from __future__ import annotations
 
-
-def _nodes(root):
-    """Every node reachable from ``root`` (iterative: deep graphs are fine)."""
-    seen, stack = set(), [root] if root is not None else []
-    while stack:
-        n = stack.pop()
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
-        yield n
-        stack.extend(e[0] for e in getattr(n, "next_functions", ()) or ())
+from ._graph_walk import walk as _nodes
 
 
 class GradExplanation:
