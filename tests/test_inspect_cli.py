@@ -1,10 +1,13 @@
 import json
 import os
 import re
+import subprocess
+import sys
 
 from glassgrad.inspect import run
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "data", "inspect_train.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _data(path):
@@ -19,10 +22,9 @@ def test_inspect_records_steps(tmp_path, capfd):
     assert [s["step"] for s in d["steps"]] == [1, 2, 3]
     names = {n["name"] for n in d["steps"][0]["nodes"]}
     assert "AddmmBackward0" in names and "MseLossBackward0" in names
-    tl = d["steps"][0]["timeline"]
-    assert [w for w, _ in tl] == ["before backward", "after backward", "after optimizer.step"]
-    assert tl[1][1]["gradients"] > 0 and tl[0][1]["parameters"] > 0
-    assert d["steps"][1]["diff"]["added"] == [] and d["steps"][0]["diff"]["added"]
+    m = d["steps"][0]["memory"]
+    assert m["series"]["parameters"][0] > 0 and m["series"]["gradients"][-1] > 0
+    assert d["steps"][1]["diff"]["added_ops"] == [] and d["steps"][1]["diff"]["previous"] == 1
 
 
 def test_inspect_stop_after(tmp_path, capfd):
@@ -34,6 +36,16 @@ def test_inspect_stop_after(tmp_path, capfd):
 def test_inspect_with_real_torch_loaded(tmp_path):
     import torch
     d_out = run(SCRIPT, ["1"], steps=1, out=str(tmp_path / "r.html"))
-    import sys
     assert sys.modules["torch"] is torch  # the oracle is put back
     assert len(_data(d_out)["steps"]) == 1  # and the script ran on glassgrad, not torch
+
+
+def test_console_command(tmp_path):
+    out = tmp_path / "r.html"
+    p = subprocess.run([sys.executable, "-m", "glassgrad.inspect", "--steps", "1", "--out", str(out),
+                        SCRIPT, "2"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "trained 2" in p.stdout and len(_data(str(out))["steps"]) == 1
+    p = subprocess.run([sys.executable, "-c", "from glassgrad._cli import main; raise SystemExit(main([]))"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 2 and "usage: glassgrad inspect" in p.stdout
