@@ -1,31 +1,12 @@
 """``glassgrad inspect script.py [args]``: run an unmodified PyTorch script on glassgrad and
 write one self-contained HTML report of its first training steps. glassgrad's addition
 (PyTorch has no counterpart)."""
-import importlib
-import importlib.abc
-import importlib.util
+import os
 import runpy
 import sys
 import warnings
 
-__all__ = ["TorchAlias", "run", "main"]
-
-
-class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Meta-path finder resolving ``torch`` and ``torch.*`` to ``glassgrad`` / ``glassgrad.*``,
-    installed only for one inspected run so the user's script needs no edit."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name == "torch" or name.startswith("torch."):
-            return importlib.util.spec_from_loader(name, self)
-        return None
-
-    def create_module(self, spec):
-        # the glassgrad module itself, so `torch.nn is glassgrad.nn` holds
-        return importlib.import_module("glassgrad" + spec.name[len("torch"):])
-
-    def exec_module(self, module):
-        pass
+__all__ = ["run", "main"]
 
 
 def run(script: str, args=(), steps: int = 3, out: str = "report.html",
@@ -41,8 +22,8 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
     from ..optim.optimizer import register_optimizer_step_post_hook
     from ..tensor import Tensor
     from ._record import Recorder
+    from .. import alias
     rec = Recorder(steps)
-    finder = TorchAlias()
     orig_backward, old_argv, old_show = Tensor.backward, sys.argv, warnings.showwarning
 
     def backward(self, *a, **k):
@@ -63,7 +44,11 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
                register_module_forward_hook(rec.post, always_call=True)]
     # a real torch already imported (a test process's oracle) would shadow the alias: park it
     real = {m: sys.modules.pop(m) for m in list(sys.modules) if m == "torch" or m.startswith("torch.")}
-    sys.meta_path.insert(0, finder)
+    was_aliased = alias.is_installed()
+    alias.install()
+    old_path0 = sys.path[0]
+    # as `python script.py` would: the script's folder first, for its `import data`
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
     Tensor.backward, sys.argv, warnings.showwarning = backward, [script, *args], show
     rec.begin()
     try:
@@ -73,11 +58,11 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
     finally:
         rec.end()
         Tensor.backward, sys.argv, warnings.showwarning = orig_backward, old_argv, old_show
-        sys.meta_path.remove(finder)
+        sys.path[0] = old_path0
+        if not was_aliased:
+            alias.uninstall()
         for h in handles:
             h.remove()
-        for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
-            del sys.modules[name]
         sys.modules.update(real)
         from ._page import render
         with open(out, "w", encoding="utf-8") as f:
@@ -95,5 +80,7 @@ def main(argv=None) -> int:
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
+    if ns.steps < 1:
+        p.error(f"--steps must be at least 1, got {ns.steps}")
     run(ns.script, ns.args, ns.steps, ns.out, ns.stop_after)
     return 0

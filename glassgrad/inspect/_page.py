@@ -85,7 +85,7 @@ function drawGraph(s,box,open){
   const y0=Math.min(...inside.map(it=>it.y))-15-pad-10,y1=Math.max(...inside.map(it=>it.y))+15+pad;
   el('rect',{x:x0,y:y0,width:x1-x0,height:y1-y0,rx:6,fill:'none',stroke:'#90a4ae','stroke-dasharray':'4,3',class:'frame','data-path':p},svg);
   const t=el('text',{x:x0+4,y:y0+10,class:'frame-label','data-path':p},svg);
-  t.textContent='\u25be '+p+' ('+((s.modules[p]||{}).type||'?')+')';
+  const ty=(s.modules[p]||{}).type;t.textContent='\u25be '+p+(ty&&ty!==p.split('.').pop()?' ('+ty+')':'');
   t.addEventListener('click',()=>{for(const q of [...open])if(q===p||q.startsWith(p+'.'))open.delete(q);drawGraph(s,box,open);});}
  for(const e of edges){const [a,b]=e.split('\u0000');const A=items.get(a),B=items.get(b);
   const y0=A.y+15,y1=B.y-15,m=(y0+y1)/2;
