@@ -8,10 +8,14 @@ event. An allocation reads the Python stack once (a few microseconds): the inner
 ``glassgrad/optim``) and the user's frames. A buffer's *kind* is decided by walks over the live
 objects (``memory.role_map``, milliseconds) at the moments roles settle: when the phase of the
 allocations changes (the end of forward, of backward, of the optimizer step) and at the ends of a
-recorded window. A buffer takes the first role it held at any walk, in the order parameters >
-gradients > optimizer state > saved for backward; one with none is an *activation* when a forward
-op made it during the window, else *other* (inputs, data, backward temporaries and the gradients of
-non-leaves, which PyTorch's memory profiler calls AUTOGRAD_DETAIL).
+recorded window. A walk gives each buffer one role, the first of parameters > gradients >
+optimizer state > saved for backward that holds it; one with none is an *activation* when a
+forward op made it during the window, else *other* (inputs, data, backward temporaries and the
+gradients of non-leaves, which PyTorch's memory profiler calls AUTOGRAD_DETAIL). The first walk
+after a buffer is made gives its kind from its allocation on; a later walk that finds another role
+moves its bytes there from that moment (a ``retype`` event: an input saved by forward is *saved*
+until backward frees the graph, then *other* again). Between walks, kinds are those of the last
+walk: a role taken and dropped between two walks is not seen.
 
 PyTorch's CUDA names map onto it (``glassgrad.cuda.memory``): ``_record_memory_history`` starts
 and stops this history; ``_snapshot()`` returns PyTorch's snapshot dict, where each live NumPy
@@ -106,7 +110,7 @@ class _History:
     def _block(self, root, n, op, phase, frames) -> dict:
         self.t += 1
         return {"addr": root.__array_interface__["data"][0], "size": n, "op": op,
-                "phase": phase, "frames": frames, "t": self.t, "rank": 9,
+                "phase": phase, "frames": frames, "t": self.t, "rank": 9, "first": 9,
                 "time_us": time.perf_counter_ns() // 1000}
 
     def alloc(self, root, n) -> None:
@@ -133,7 +137,8 @@ class _History:
         self.events.append((self.t, "free_completed", block, frames))
 
     def classify(self) -> None:
-        """One walk over the live objects: each live buffer keeps the first role it ever held."""
+        """One walk over the live objects: each live buffer's role now. The first walk a buffer
+        sees gives its kind since it was made; a later change is a "retype" event then."""
         if self.busy:
             return
         self.busy = True
@@ -144,8 +149,16 @@ class _History:
         for key, block in self.live.items():
             r = roles.get(key)
             rank = r[0] if r is not None else 4
-            if rank < block["rank"]:
+            if block["first"] == 9:
+                block["first"] = block["rank"] = rank
+            elif rank != block["rank"]:
+                self.t += 1
+                self.events.append((self.t, "retype", block, (block["rank"], rank)))
                 block["rank"] = rank
+
+    def live_ranks(self) -> list:
+        """(block, its rank now) of every live buffer: where a window starts."""
+        return [(b, b["rank"]) for b in self.live.values()]
 
 
 _HISTORY: list = [None]
@@ -168,10 +181,12 @@ def _stop() -> None:
     _memory._listener[0] = None
 
 
-def kind_of(block: dict, t0: int = 0) -> str:
-    """The kind of a recorded buffer (NOTE [Memory timeline]); ``t0``: the window's start."""
-    if block["rank"] < 4:
-        return KINDS[block["rank"]]
+def kind_of(block: dict, t0: int = 0, rank=None) -> str:
+    """The kind of a recorded buffer whose role is ``rank`` (by default its role at the last
+    walk; NOTE [Memory timeline]); ``t0``: the event number where the window starts."""
+    rank = block["rank"] if rank is None else rank
+    if rank < 4:
+        return KINDS[rank]
     if block["t"] > t0 and block["phase"] == "forward":
         return "activations"
     return "other"
@@ -230,6 +245,8 @@ def _snapshot(device=None, augment_with_fx_traces=False) -> dict:
     trace = []
     if h.keep_trace:
         for _, action, block, free_frames in h.events:
+            if action == "retype":  # glassgrad's own event: no allocator action in PyTorch's
+                continue
             trace.append({"action": action, "addr": block["addr"], "size": block["size"],
                           "stream": 0, "time_us": block["time_us"],
                           "frames": block["frames"] if action == "alloc" else free_frames or [],
@@ -262,27 +279,34 @@ class MemoryTimeline:
         self.peak: dict = {}
         self.phase_peaks: list = []
 
-    def _fill(self, start_blocks: list, events: list, t0: int) -> None:
+    def _fill(self, start: list, events: list, t0: int) -> None:
         cur = dict.fromkeys(KINDS, 0)
-        live = {}
-        for b in start_blocks:
-            cur[kind_of(b, t0)] += b["size"]
-            live[id(b)] = b
+        live = {}  # id(block) -> (block, its kind now)
+        for b, rank in start:
+            k = kind_of(b, t0, rank)
+            cur[k] += b["size"]
+            live[id(b)] = (b, k)
         self.baseline = dict(cur)
         self._point(t0, cur)
         best = {"bytes": sum(cur.values()), "t": t0, "op": None, "source": None,
                 "phase": "start", "live": dict(live)}
         per_phase: dict = {}
-        for t, action, block, _ in events:
-            k = kind_of(block, t0)
+        for t, action, block, extra in events:
             if action == "alloc":
+                k = kind_of(block, t0, block["first"])
                 cur[k] += block["size"]
-                live[id(block)] = block
-            elif id(block) in live:
-                cur[k] -= block["size"]
-                del live[id(block)]
-            else:
+                live[id(block)] = (block, k)
+            elif id(block) not in live:
                 continue
+            elif action == "retype":
+                old = live[id(block)][1]
+                k = kind_of(block, t0, extra[1])
+                cur[old] -= block["size"]
+                cur[k] += block["size"]
+                live[id(block)] = (block, k)
+            else:
+                k = live.pop(id(block))[1]
+                cur[k] -= block["size"]
             self._point(t, cur)
             total = sum(cur.values())
             self.events.append({"t": t, "action": action, "bytes": block["size"], "kind": k,
@@ -296,10 +320,10 @@ class MemoryTimeline:
                 if total > best["bytes"]:
                     best = {"bytes": total, "t": t, "op": block["op"], "phase": ph,
                             "source": _source(block["frames"]), "live": dict(live)}
-        top = sorted(best.pop("live").values(), key=lambda b: -b["size"])
-        best["by_kind"] = {k: sum(b["size"] for b in top if kind_of(b, t0) == k) for k in KINDS}
-        best["top"] = [{"bytes": b["size"], "kind": kind_of(b, t0), "op": b["op"],
-                        "source": _source(b["frames"])} for b in top[:8]]
+        top = sorted(best.pop("live").values(), key=lambda bk: -bk[0]["size"])
+        best["by_kind"] = {k: sum(b["size"] for b, bk in top if bk == k) for k in KINDS}
+        best["top"] = [{"bytes": b["size"], "kind": k, "op": b["op"],
+                        "source": _source(b["frames"])} for b, k in top[:8]]
         self.peak = best
         self.phase_peaks = sorted(per_phase.values(), key=lambda p: p["t"])
 
@@ -353,7 +377,7 @@ def record_timeline(label: str = "step"):
         h.classify()
         h.phase = None
         t0 = h.t
-        start = list(h.live.values())
+        start = h.live_ranks()
         yield tl
     finally:
         h.classify()
@@ -363,8 +387,9 @@ def record_timeline(label: str = "step"):
     tl._fill(start, events, t0)
 
 
-def window(start_blocks: list, h: _History, t0: int, label: str) -> MemoryTimeline:
-    """The timeline of ``h``'s events after ``t0`` from the live ``start_blocks`` (inspect)."""
+def window(start: list, h: _History, t0: int, label: str) -> MemoryTimeline:
+    """The timeline of ``h``'s events after ``t0`` from ``start`` (``h.live_ranks()`` at
+    ``t0``); the inspect report's steps."""
     tl = MemoryTimeline(label)
-    tl._fill(start_blocks, [e for e in h.events if e[0] > t0], t0)
+    tl._fill(start, [e for e in h.events if e[0] > t0], t0)
     return tl

@@ -3,15 +3,11 @@
 ``_record_memory_history`` / ``_snapshot`` / ``_dump_snapshot`` give PyTorch's snapshot dict, one
 segment per live NumPy buffer)."""
 
+from .. import memory as _memory
 from .._memory_timeline import _dump_snapshot, _record_memory_history, _snapshot  # noqa: F401
-from ..memory import (  # noqa: F401
-    empty_cache,
-    max_memory_allocated,
-    max_memory_reserved,
-    memory_allocated,
-    memory_reserved,
-    memory_stats,
-    memory_summary,
-    reset_max_memory_allocated,
-    reset_peak_memory_stats,
-)
+
+# the counters torch.cuda.memory defines (and torch.cuda re-exports), glassgrad.memory's own
+_COUNTERS = ("empty_cache", "max_memory_allocated", "max_memory_reserved", "memory_allocated",
+             "memory_reserved", "memory_stats", "memory_summary", "reset_max_memory_allocated",
+             "reset_peak_memory_stats")
+globals().update({name: getattr(_memory, name) for name in _COUNTERS})

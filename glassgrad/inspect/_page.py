@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import html
 import json
+import os
 
 
 def render(title: str, records: list, warnings: list, script: str) -> str:
     steps = [{k: v for k, v in r.items() if k != "timeline"} for r in records]
-    payload = json.dumps({"script": script, "steps": steps, "warnings": warnings},
+    base = os.path.dirname(os.path.abspath(script)) + os.sep
+    payload = json.dumps({"script": script, "base": base, "steps": steps, "warnings": warnings},
                          default=str).replace("</", "<\\/")
     return _PAGE.replace("@TITLE@", html.escape(title)).replace("@DATA@", payload)
 
@@ -42,6 +44,7 @@ const NS='http://www.w3.org/2000/svg';
 const esc=s=>String(s==null?'':s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]));
 const fmt=b=>b==null?'?':b<1024?b+' B':b<1048576?(b/1024).toFixed(1)+' KiB':(b/1048576).toFixed(1)+' MiB';
 const short=s=>s?String(s).split('/').pop():'';
+const rel=s=>s&&String(s).startsWith(D.base)?String(s).slice(D.base.length):(s||'');  // lines in the script's folder
 const el=(tag,attrs,parent)=>{const e=document.createElementNS(NS,tag);
  for(const k in attrs)e.setAttribute(k,attrs[k]);if(parent)parent.appendChild(e);return e;};
 function table(head,rows,cls){return '<table class="'+cls+'"><tr>'+head.map(h=>'<th>'+esc(h)+'</th>').join('')+
@@ -76,8 +79,10 @@ function drawGraph(s,box,open){
  const svg=el('svg',{width:W,height:H,viewBox:'0 0 '+W+' '+H,class:'graph'},box);
  el('path',{d:'M0,0 L10,5 L0,10 z',fill:'#666'},el('marker',{id:'ah'+s.step,viewBox:'0 0 10 10',refX:9,refY:5,
   markerWidth:6,markerHeight:6,orient:'auto'},el('defs',{},svg)));
- layers.forEach((l,r)=>{let x=(W-spans[r])/2;for(const it of l){it.x=x+it.w/2;it.y=30+r*62;x+=it.w+16;}});
  const frames=[...open].filter(p=>list.some(it=>it.members.some(n=>(n.module||'')===p||(n.module||'').startsWith(p+'.'))));
+ const top=30+26*Math.max(0,...frames.map(p=>p.split('.').length));  // room for the open frames' labels
+ layers.forEach((l,r)=>{let x=(W-spans[r])/2;for(const it of l){it.x=x+it.w/2;it.y=top+r*62;x+=it.w+16;}});
+ svg.setAttribute('height',H+top-30);svg.setAttribute('viewBox','0 0 '+W+' '+(H+top-30));
  frames.sort((a,b)=>a.split('.').length-b.split('.').length);
  for(const p of frames){const inside=list.filter(it=>it.members.some(n=>(n.module||'')===p||(n.module||'').startsWith(p+'.')));
   const depth=p.split('.').length;const pad=6+4*(4-Math.min(depth,4));
@@ -142,17 +147,17 @@ function section(s){
   h='<h3>at the peak: '+fmt(m.peak.bytes)+' ('+esc(m.peak.phase)+')</h3>'+table(['kind','bytes'],
    KINDS.map(k=>[esc(k),'<span class="num">'+fmt(m.peak.by_kind[k])+'</span>']),'memory-kinds');
   h+='<h3>peaks: the op and line of each</h3>'+table(['phase','live bytes','op','line','code'],
-   [m.peak,...m.phase_peaks].map((q,i)=>[esc(i?q.phase:'peak ('+q.phase+')'),fmt(q.bytes),esc(q.op),esc(q.source),'<span class="code">'+esc(q.code)+'</span>']),'memory-peaks');
+   [m.peak,...m.phase_peaks].map((q,i)=>[esc(i?q.phase:'peak ('+q.phase+')'),fmt(q.bytes),esc(q.op),esc(rel(q.source)),'<span class="code">'+esc(q.code)+'</span>']),'memory-peaks');
   h+='<h3>largest buffers alive at the peak</h3>'+table(['bytes','kind','op','line','code'],
-   m.peak.top.map(b=>[fmt(b.bytes),esc(b.kind),esc(b.op),esc(b.source),'<span class="code">'+esc(b.code)+'</span>']),'memory-top');}
+   m.peak.top.map(b=>[fmt(b.bytes),esc(b.kind),esc(b.op),esc(rel(b.source)),'<span class="code">'+esc(b.code)+'</span>']),'memory-top');}
  const rows=s.nodes.filter(n=>n.saved.length).map(n=>[n.index,esc(n.name),esc(n.module||''),
   n.saved.map(x=>esc(x.name+' '+JSON.stringify(x.shape)+' '+(x.dtype||'')+' '+fmt(x.nbytes)+(x.freed?' (freed)':'')+(x.aliases&&x.aliases.length?' ['+x.aliases.join(', ')+']':''))).join('<br>'),
   fmt(savedBytes(n)),esc(short(n.source)),'<span class="code">'+esc(n.code)+'</span>']);
  h+='<h3>saved-tensor ledger</h3>'+table(['#','node','module','saved tensors','bytes','line','code'],rows,'ledger');
  const d=s.diff;h+='<h3>diff against step '+esc(d.previous==null?'-':d.previous)+'</h3><p class="diff-text">'+esc(d.text)+'</p>';
- if(d.link)h+='<p class="diff-link">linked through <b>'+esc(d.link.name)+'</b> made at '+esc(d.link.source)+': <span class="code">'+esc(d.link.code)+'</span></p>';
+ if(d.link)h+='<p class="diff-link">linked through <b>'+esc(d.link.name)+'</b> made at '+esc(rel(d.link.source))+': <span class="code">'+esc(d.link.code)+'</span></p>';
  if(d.carried&&d.carried.length)h+='<h3>carried across steps</h3>'+table(['variable','linked by','at','code','reaches (last step)'],
-  d.carried.map(c=>[esc(c.variable),esc(c.op),esc(c.source),'<span class="code">'+esc(c.code)+'</span>',esc(c.reaches+' '+short(c.reaches_source))]),'diff-carried');
+  d.carried.map(c=>[esc(c.variable),esc(c.op),esc(rel(c.source)),'<span class="code">'+esc(c.code)+'</span>',esc(c.reaches+' '+short(c.reaches_source))]),'diff-carried');
  if(d.previous!=null)h+=table(['','op','module','line'],[...d.added_ops.map(a=>['added',...a.map(esc)]),
   ...d.removed_ops.map(a=>['removed',...a.map(esc)])],'diff-ops');
  sec.insertAdjacentHTML('beforeend',h);
@@ -161,7 +166,7 @@ document.getElementById('summary').textContent=D.script+': '+D.steps.length+' st
 for(const s of D.steps)section(s);
 let h='<h2>diagnostics ('+D.warnings.length+')</h2>';
 h+=D.warnings.length?table(['step','category','message','line','code'],D.warnings.map(w=>[w.step,esc(w.category),
- esc(w.message),esc(w.source),'<span class="code">'+esc(w.code)+'</span>']),'diagnostics'):'<p>none fired</p>';
+ esc(w.message),esc(rel(w.source)),'<span class="code">'+esc(w.code)+'</span>']),'diagnostics'):'<p>none fired</p>';
 o.insertAdjacentHTML('beforeend',h);document.body.dataset.ready='1';
 })();
 </script></body></html>

@@ -71,7 +71,7 @@ class Recorder:
         h = self.history
         h.classify()
         h.phase = None
-        self.start = (h.t, list(h.live.values()))
+        self.start = (h.t, h.live_ranks())
         self.tentative = True
 
     # --- module hooks ---------------------------------------------------------------------------
