@@ -147,6 +147,10 @@ def test_diff_names_hidden_state_and_warnings(tmp_path, capfd):
     assert len(w) >= 1 and w[0]["source"] == f"{RNN}:15"
     assert w[0]["code"] == 'print("grad of a non-leaf:", out.grad)'
     assert "not a leaf Tensor" in w[0]["message"] and w[0]["category"] == "UserWarning"
+    # glassgrad's own diagnostic fires under inspect as in a plain run, with its line
+    grow = [x for x in w if "keeps growing across iterations" in x["message"]]
+    assert len(grow) == 1 and grow[0]["source"] == f"{RNN}:14"
+    assert grow[0]["code"] == "loss.backward(retain_graph=True)" and grow[0]["step"] == 3
 
 
 def test_page_holds_sections(net_report):

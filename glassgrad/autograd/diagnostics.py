@@ -47,6 +47,7 @@ from .graph import AccumulateGrad, SavedTensor, _Hooks
 
 _PACKAGE_DIR = _graph._PACKAGE_DIR
 _TENSOR_FILE = _PACKAGE_DIR + "/tensor.py"
+_INSPECT_DIR = _PACKAGE_DIR + "/inspect/"
 
 
 class Stats:
@@ -199,9 +200,12 @@ def same_roots(call: BackwardCall, nodes) -> bool:
 
 def called_by_user() -> bool:
     """True when ``engine.backward``/``engine.grad`` was called by user code (directly or through
-    ``Tensor.backward``), not by glassgrad itself (jacobian, gradcheck, func transforms)."""
+    ``Tensor.backward``), not by glassgrad itself (jacobian, gradcheck, func transforms).
+    ``glassgrad inspect``'s wrapper of ``Tensor.backward`` passes the user's call through."""
     f = sys._getframe(2)
     if f.f_code.co_filename == _TENSOR_FILE:
+        f = f.f_back
+    while f is not None and f.f_code.co_filename.startswith(_INSPECT_DIR):
         f = f.f_back
     return f is not None and not f.f_code.co_filename.startswith(_PACKAGE_DIR)
 
