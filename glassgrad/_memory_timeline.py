@@ -207,13 +207,14 @@ def _record_memory_history(enabled="all", context="all", stacks="all", max_entri
     allocations, ``"all"`` also of frees. ``max_entries`` bounds the kept events (oldest dropped).
     ``stacks`` (``"python"``/``"all"``: glassgrad has no C++ frames), ``device``,
     ``compile_context``, ``global_record_annotations`` are accepted for PyTorch's signature.
-    Raises ValueError for an unknown ``enabled`` or ``context``."""
-    if enabled not in (None, "state", "all"):
-        raise ValueError(f"_record_memory_history: enabled must be None, 'state' or 'all', "
-                         f"got {enabled!r}")
-    if context not in (None, "state", "alloc", "all"):
-        raise ValueError(f"_record_memory_history: context must be None, 'state', 'alloc' or "
-                         f"'all', got {context!r}")
+    Raises RuntimeError with PyTorch's words for an unknown ``enabled``, ``context`` or
+    ``stacks`` (its allocator's TORCH_CHECKs)."""
+    if enabled is not None and enabled not in ("state", "all"):
+        raise RuntimeError("expected state to be 'state', 'all', or None")
+    if context is not None and context not in ("state", "alloc", "all"):
+        raise RuntimeError("expected context to be 'state', 'alloc', 'all', or None")
+    if stacks not in ("python", "all"):
+        raise RuntimeError("expected stacks to be 'python', or 'all'")
     if enabled is None:
         _stop()
         return

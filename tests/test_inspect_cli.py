@@ -49,3 +49,14 @@ def test_console_command(tmp_path):
     p = subprocess.run([sys.executable, "-c", "from glassgrad._cli import main; raise SystemExit(main([]))"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert p.returncode == 2 and "usage: glassgrad inspect" in p.stdout
+
+
+def test_autograd_backward_is_a_step(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("import torch\nw = torch.ones(3, requires_grad=True)\n"
+                      "for _ in range(2):\n    torch.autograd.backward((w * w).sum())\n"
+                      "print(w.grad.tolist())\n")
+    d = _data(run(str(script), [], steps=2, out=str(tmp_path / "r.html")))
+    assert [sorted(n["name"] for n in s["nodes"]) for s in d["steps"]] == \
+        [["AccumulateGrad", "MulBackward0", "SumBackward0"]] * 2
+    assert d["steps"][0]["nodes"][-1]["code"] == "torch.autograd.backward((w * w).sum())"

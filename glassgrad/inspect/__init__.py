@@ -12,8 +12,8 @@ __all__ = ["run", "main"]
 def run(script: str, args=(), steps: int = 3, out: str = "report.html",
         stop_after: bool = False) -> str:
     """Run ``script`` as ``__main__`` with ``argv = [script, *args]``, ``torch`` aliased to
-    glassgrad; record the first ``steps`` training steps (each ``backward()`` to the
-    ``optimizer.step()`` after it): the graph with the module of each node, the saved-tensor
+    glassgrad; record the first ``steps`` training steps (each ``backward()`` or
+    ``torch.autograd.backward`` to the ``optimizer.step()`` after it): the graph with the module of each node, the saved-tensor
     ledger, the memory timeline by kind with its peaks, the diff against the step before, and the
     warnings with their lines; write the HTML report to ``out`` and return ``out``. The script's
     output still prints; ``stop_after`` ends it once the steps are recorded. An exception in the
@@ -22,13 +22,19 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
     from ..optim.optimizer import register_optimizer_step_post_hook
     from ..tensor import Tensor
     from ._record import Recorder
-    from .. import alias
+    from .. import alias, autograd
     rec = Recorder(steps)
+    orig_autograd_backward = autograd.backward
     orig_backward, old_argv, old_show = Tensor.backward, sys.argv, warnings.showwarning
 
     def backward(self, *a, **k):
         rec.on_backward([self], sys._getframe(1))
         return orig_backward(self, *a, **k)
+
+    def autograd_backward(tensors, *a, **k):
+        rec.on_backward([tensors] if isinstance(tensors, Tensor) else list(tensors),
+                        sys._getframe(1))
+        return orig_autograd_backward(tensors, *a, **k)
 
     def post_step(opt, a, k):
         rec.after_step()
@@ -50,6 +56,7 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
     # as `python script.py` would: the script's folder first, for its `import data`
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     Tensor.backward, sys.argv, warnings.showwarning = backward, [script, *args], show
+    autograd.backward = autograd_backward
     rec.begin()
     try:
         runpy.run_path(script, run_name="__main__")
@@ -58,6 +65,7 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
     finally:
         rec.end()
         Tensor.backward, sys.argv, warnings.showwarning = orig_backward, old_argv, old_show
+        autograd.backward = orig_autograd_backward
         sys.path[0] = old_path0
         if not was_aliased:
             alias.uninstall()
