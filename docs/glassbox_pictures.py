@@ -38,7 +38,8 @@ def report_png(path: str) -> None:
     script = os.path.join("tests", "data", "inspect_modules.py")
     with tempfile.TemporaryDirectory() as tmp:
         out = run(script, ["3"], steps=2, out=os.path.join(tmp, "report.html"))
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--hide-scrollbars",
                         "--window-size=1000,1250", f"--screenshot={path}",
                         f"file://{out}#open=Net,Net.blocks"], check=True, capture_output=True)
 

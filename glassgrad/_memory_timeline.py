@@ -89,16 +89,29 @@ def _where(frames_wanted: bool) -> tuple:
 class _History:
     """The process's allocation history while ``_record_memory_history`` is on."""
 
-    def __init__(self, trace: bool, context, max_entries: int):
-        self.keep_trace = trace
-        self.frames = context in ("alloc", "all", "state")
-        self.free_frames = context == "all"
-        maxlen = None if max_entries >= sys.maxsize else max(int(max_entries), 0)
-        self.events: deque = deque(maxlen=maxlen)  # (t, action, block, frames of a free)
+    def __init__(self, trace: bool, context, max_entries: int, skip=()):
+        self.events: deque = deque()  # (t, action, block, frames of a free or a retype's ranks)
+        self.configure(trace, context, max_entries, skip)
         self.live: dict = {}  # id(root buffer) -> block
         self.t = 0
         self.phase = None
         self.busy = False  # a role walk registers what it finds: no walk inside a walk
+
+    def configure(self, trace: bool, context, max_entries: int, skip=()) -> tuple:
+        """Set what is kept (a later ``_record_memory_history`` call changes it, as in
+        PyTorch); return the settings it replaced."""
+        old = getattr(self, "config", None)
+        self.config = (trace, context, max_entries, tuple(skip))
+        self.keep_trace = trace
+        self.frames = context in ("alloc", "all", "state")
+        self.free_frames = context == "all"
+        self.skip = set(skip)
+        # "state" keeps no history: PyTorch's allocator then keeps max_entries=1
+        maxlen = None if trace and max_entries >= sys.maxsize else max(int(max_entries), 1) \
+            if trace else 1
+        if maxlen != self.events.maxlen:
+            self.events = deque(self.events, maxlen=maxlen)
+        return old
 
     def seed(self) -> None:
         for key, ref in list(_memory._live.items()):
@@ -165,15 +178,29 @@ _HISTORY: list = [None]
 
 
 def _start(enabled="all", context="all", max_entries: int = sys.maxsize,
-           clear_history: bool = False) -> _History:
+           clear_history: bool = False, skip_actions=()) -> _History:
     h = _HISTORY[0]
     if h is None or clear_history:
         _memory._ensure()
-        h = _History(enabled == "all", context, max_entries)
+        h = _History(enabled == "all", context, max_entries, skip_actions)
         h.seed()
         _HISTORY[0] = h
         _memory._listener[0] = h
+    else:
+        h.configure(enabled == "all", context, max_entries, skip_actions)
     return h
+
+
+def _full() -> tuple:
+    """(the history, whether this call started it, the settings to restore or None): a history
+    that keeps every event, for a window cut out of it (``record_timeline``, the inspect
+    report); a running one that keeps fewer is widened until the window ends."""
+    h = _HISTORY[0]
+    if h is None:
+        return _start(), True, None
+    if h.config[0] and h.config[2] >= sys.maxsize:
+        return h, False, None
+    return h, False, h.configure(True, h.config[1] or "alloc", sys.maxsize, h.config[3])
 
 
 def _stop() -> None:
@@ -205,6 +232,8 @@ def _record_memory_history(enabled="all", context="all", stacks="all", max_entri
     ``enabled``: ``"all"`` keeps the history of events, ``"state"`` only what is alive, ``None``
     stops recording. ``context``: ``None`` records no frames, ``"state"``/``"alloc"`` frames of
     allocations, ``"all"`` also of frees. ``max_entries`` bounds the kept events (oldest dropped).
+    ``skip_actions`` leaves those actions out of ``_snapshot``'s trace. ``clear_history`` drops
+    the events kept so far; a second call while recording changes what is kept, as in PyTorch.
     ``stacks`` (``"python"``/``"all"``: glassgrad has no C++ frames), ``device``,
     ``compile_context``, ``global_record_annotations`` are accepted for PyTorch's signature.
     Raises RuntimeError with PyTorch's words for an unknown ``enabled``, ``context`` or
@@ -218,7 +247,7 @@ def _record_memory_history(enabled="all", context="all", stacks="all", max_entri
     if enabled is None:
         _stop()
         return
-    _start(enabled, context, max_entries, clear_history)
+    _start(enabled, context, max_entries, clear_history, skip_actions or ())
 
 
 def _snapshot(device=None, augment_with_fx_traces=False) -> dict:
@@ -246,7 +275,7 @@ def _snapshot(device=None, augment_with_fx_traces=False) -> dict:
     trace = []
     if h.keep_trace:
         for _, action, block, free_frames in h.events:
-            if action == "retype":  # glassgrad's own event: no allocator action in PyTorch's
+            if action == "retype" or action in h.skip:  # (retype: glassgrad's own event)
                 continue
             trace.append({"action": action, "addr": block["addr"], "size": block["size"],
                           "stream": 0, "time_us": block["time_us"],
@@ -371,8 +400,7 @@ def record_timeline(label: str = "step"):
         ...     opt.zero_grad(); loss = loss_fn(model(x), y); loss.backward(); opt.step()
         >>> print(tl); tl.plot("step.png")
     """
-    own = _HISTORY[0] is None
-    h = _start()
+    h, own, restore = _full()
     tl = MemoryTimeline(label)
     try:
         h.classify()
@@ -385,6 +413,8 @@ def record_timeline(label: str = "step"):
         events = [e for e in h.events if e[0] > t0]
         if own:
             _stop()
+        elif restore is not None:
+            h.configure(*restore)
     tl._fill(start, events, t0)
 
 

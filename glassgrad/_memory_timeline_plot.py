@@ -34,7 +34,8 @@ def plot(tl, path: str, title: str | None, dpi: int) -> str:
     if p.get("op"):
         i = tl.t.index(p["t"])
         where = os.path.basename(p["source"] or "?")
-        ax.annotate(f"peak {p['bytes'] / div:.1f} {unit}\n{p['op']}  {where}", (i, p["bytes"] / div),
+        ax.annotate(f"peak {p['bytes'] / div:.1f} {unit}\n{p['op']}  {where}",
+                    (i, p["bytes"] / div),
                     xytext=(0.55, 0.93), textcoords="axes fraction", fontsize=8, va="top",
                     arrowprops={"arrowstyle": "->", "color": "#333"})
     for q in tl.phase_peaks:  # where each phase starts (the first event recorded in it)

@@ -158,7 +158,8 @@ def test_page_holds_sections(net_report):
     text = open(path, encoding="utf-8").read()
     assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")  # no network
     assert "https://" not in text
-    for cls in ("memory-kinds", "memory-peaks", "memory-top", "ledger", "diff-carried", "diagnostics"):
+    for cls in ("memory-kinds", "memory-peaks", "memory-top", "ledger", "diff-carried",
+                "diagnostics"):
         assert cls in text
     rows = [n for n in d["steps"][0]["nodes"] if n["saved"]]
     assert rows and all(s["nbytes"] for n in rows for s in n["saved"])

@@ -164,7 +164,8 @@ def test_snapshot_has_torch_shape_and_torch_reads_it(tmp_path):
     here = os.path.abspath(__file__)
     assert all(e["frames"][0]["filename"] == here for e in allocs)
     block = snap["segments"][0]["blocks"][0]
-    assert block["state"] == "active_allocated" and block["size"] == snap["segments"][0]["total_size"]
+    assert block["state"] == "active_allocated"
+    assert block["size"] == snap["segments"][0]["total_size"]
     live = sum(s["total_size"] for s in snap["segments"])
     assert live == glassgrad.memory_allocated()
     with open(path, "rb") as f:
@@ -200,3 +201,28 @@ def test_record_memory_history_arguments():
         assert len(glassgrad.cuda.memory._snapshot()["device_traces"][0]) == 3
     finally:
         glassgrad.cuda.memory._record_memory_history(None)
+
+
+def test_history_settings_change_and_windows_widen_them():
+    mem = glassgrad.cuda.memory
+    mem._record_memory_history(max_entries=2, skip_actions=["free_completed"])
+    try:
+        for _ in range(4):
+            glassgrad.ones(10) + 1
+        trace = mem._snapshot()["device_traces"][0]
+        assert len(trace) <= 2 and all(e["action"] == "alloc" for e in trace)
+        # a window needs every event: the running history keeps them all until it ends
+        with glassgrad.memory.record_timeline() as tl:
+            a = glassgrad.ones(100)
+            b = a * 2
+            del a, b
+        assert [e["action"] for e in tl.events] == ["alloc", "alloc", "free_completed",
+                                                     "free_completed"]
+        assert [e["bytes"] for e in tl.events] == [400, 400, 400, 400]
+        assert len(mem._snapshot()["device_traces"][0]) <= 2  # its own setting again
+        mem._record_memory_history(max_entries=100)  # a second call changes what is kept
+        for _ in range(4):
+            glassgrad.ones(10) + 1
+        assert len(mem._snapshot()["device_traces"][0]) > 2
+    finally:
+        mem._record_memory_history(None)

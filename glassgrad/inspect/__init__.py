@@ -13,11 +13,12 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
         stop_after: bool = False) -> str:
     """Run ``script`` as ``__main__`` with ``argv = [script, *args]``, ``torch`` aliased to
     glassgrad; record the first ``steps`` training steps (each ``backward()`` or
-    ``torch.autograd.backward`` to the ``optimizer.step()`` after it): the graph with the module of each node, the saved-tensor
-    ledger, the memory timeline by kind with its peaks, the diff against the step before, and the
-    warnings with their lines; write the HTML report to ``out`` and return ``out``. The script's
-    output still prints; ``stop_after`` ends it once the steps are recorded. An exception in the
-    script is raised again after the report is written."""
+    ``torch.autograd.backward`` to the ``optimizer.step()`` after it): the graph with the
+    module of each node, the saved-tensor ledger, the memory timeline by kind with its peaks,
+    the diff against the step before, and the warnings with their lines; write the HTML report
+    to ``out`` and return ``out``. The script's output still prints; ``stop_after`` ends it once
+    the steps are recorded. An exception in the script is raised again after the report is
+    written."""
     from ..nn._module_hooks import register_module_forward_hook, register_module_forward_pre_hook
     from ..optim.optimizer import register_optimizer_step_post_hook
     from ..tensor import Tensor
@@ -49,7 +50,8 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
                register_module_forward_pre_hook(rec.pre),
                register_module_forward_hook(rec.post, always_call=True)]
     # a real torch already imported (a test process's oracle) would shadow the alias: park it
-    real = {m: sys.modules.pop(m) for m in list(sys.modules) if m == "torch" or m.startswith("torch.")}
+    real = {m: sys.modules.pop(m) for m in list(sys.modules)
+            if m == "torch" or m.startswith("torch.")}
     was_aliased = alias.is_installed()
     alias.install()
     old_path0 = sys.path[0]
@@ -79,7 +81,8 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
 
 
 def main(argv=None) -> int:
-    """Command line: ``python -m glassgrad.inspect [--steps N] [--out F] [--stop-after] script [args]``."""
+    """Command line: ``python -m glassgrad.inspect [--steps N] [--out F] [--stop-after]
+    script [args]``; returns the exit status."""
     import argparse
     p = argparse.ArgumentParser(prog="glassgrad inspect")
     p.add_argument("--steps", type=int, default=3)

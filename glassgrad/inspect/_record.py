@@ -53,7 +53,7 @@ class Recorder:
         return len(self.records) < self.steps or self.pending is not None
 
     def begin(self) -> None:
-        self.history = _mt._start()
+        self.history, self.own, self.restore = _mt._full()
         self.old_source = _graph._Hooks.record_source
         _graph._Hooks.record_source = True  # every node keeps the user's line that made it
         self._boundary()
@@ -61,9 +61,7 @@ class Recorder:
     def end(self) -> None:
         if self.pending is not None:
             self._finish(self.pending)
-        if self.history is not None and _mt._HISTORY[0] is self.history:
-            _mt._stop()
-        self.history = None
+        self._release()
         _graph._Hooks.record_source = self.old_source
         self.params.clear()
 
@@ -206,9 +204,16 @@ class Recorder:
         rec["timeline"] = tl
         self._boundary()
         if len(self.records) >= self.steps:
-            _mt._stop()  # the rest of the script runs without the history's cost
+            self._release()  # the rest of the script runs without the history's cost
             _graph._Hooks.record_source = self.old_source
-            self.history = None
+
+    def _release(self) -> None:
+        h, self.history = self.history, None
+        if h is not None and _mt._HISTORY[0] is h:
+            if self.own:
+                _mt._stop()
+            elif self.restore is not None:  # the script's own (_record_memory_history)
+                h.configure(*self.restore)
 
     def warn(self, category, message, filename, lineno) -> None:
         source = f"{filename}:{lineno}"
