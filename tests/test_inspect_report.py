@@ -174,4 +174,9 @@ def test_error_in_script_still_writes_report(tmp_path):
                    "torch.ones(2) @ torch.ones(3)\n")
     with pytest.raises(RuntimeError, match=re.escape(str(expected.value).splitlines()[0])):
         run(str(bad), [], steps=1, out=str(tmp_path / "bad.html"))
-    assert len(_data(str(tmp_path / "bad.html"))["steps"]) == 1
+    d = _data(str(tmp_path / "bad.html"))
+    assert len(d["steps"]) == 1
+    err = d["warnings"][-1]  # the error that ended the script, as a diagnostic with its line
+    assert err["category"] == "RuntimeError" and err["source"] == f"{bad}:4"
+    assert err["code"] == "torch.ones(2) @ torch.ones(3)"
+    assert err["message"].startswith(str(expected.value).splitlines()[0])

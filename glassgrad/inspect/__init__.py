@@ -64,6 +64,9 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
         runpy.run_path(script, run_name="__main__")
     except SystemExit:
         pass
+    except BaseException as exc:
+        rec.error(exc)  # the report names the error and its line; the caller still gets it
+        raise
     finally:
         rec.end()
         Tensor.backward, sys.argv, warnings.showwarning = orig_backward, old_argv, old_show

@@ -215,6 +215,14 @@ class Recorder:
             elif self.restore is not None:  # the script's own (_record_memory_history)
                 h.configure(*self.restore)
 
+    def error(self, exc) -> None:
+        """Note the exception that ended the script, at the user's innermost line in it."""
+        import traceback
+        frames = [f for f in traceback.extract_tb(exc.__traceback__)
+                  if not f.filename.startswith(_mt._PKG)]
+        self.warn(type(exc), exc, frames[-1].filename if frames else "<unknown>",
+                  frames[-1].lineno if frames else 0)
+
     def warn(self, category, message, filename, lineno) -> None:
         source = f"{filename}:{lineno}"
         self.warnings.append({"category": category.__name__, "message": str(message),
