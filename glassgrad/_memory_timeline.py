@@ -418,9 +418,9 @@ def record_timeline(label: str = "step"):
     tl._fill(start, events, t0)
 
 
-def window(start: list, h: _History, t0: int, label: str) -> MemoryTimeline:
-    """The timeline of ``h``'s events after ``t0`` from ``start`` (``h.live_ranks()`` at
-    ``t0``); the inspect report's steps."""
+def window(start: list, h: _History, t0: int, label: str, t1=None) -> MemoryTimeline:
+    """The timeline of ``h``'s events after ``t0`` (up to ``t1``) from ``start``
+    (``h.live_ranks()`` at ``t0``); the inspect report's steps."""
     tl = MemoryTimeline(label)
-    tl._fill(start, [e for e in h.events if e[0] > t0], t0)
+    tl._fill(start, [e for e in h.events if e[0] > t0 and (t1 is None or e[0] <= t1)], t0)
     return tl

@@ -119,7 +119,9 @@ def _mlp():
 
 def test_kinds_and_peaks_of_a_step(tmp_path):
     import torch
+    import gc
     model, opt, step = _mlp()
+    gc.collect()  # what earlier tests left stays put during the window: compare differences
     with glassgrad.memory.record_timeline("first step") as tl:
         step()
     # oracle: torch's optimizer state for the same model after one step, in bytes
@@ -130,9 +132,9 @@ def test_kinds_and_peaks_of_a_step(tmp_path):
     state = sum(v.numel() * v.element_size() for s in to.state.values() for v in s.values()
                 if torch.is_tensor(v))
     params = sum(p.numel() * p.element_size() for p in tm.parameters())
-    assert tl.series["optimizer_state"][0] == 0 and tl.series["optimizer_state"][-1] == state
-    assert set(tl.series["parameters"]) == {params}
-    assert tl.series["gradients"][-1] == params
+    grow = {k: v[-1] - v[0] for k, v in tl.series.items()}
+    assert grow["optimizer_state"] == state and grow["gradients"] == params
+    assert len(set(tl.series["parameters"])) == 1 and tl.series["parameters"][0] >= params
     ops = {e["op"] for e in tl.events if e["action"] == "alloc"}
     assert {"aten::relu", "AccumulateGrad"} <= ops
     assert any(e["kind"] == "saved_for_backward" and e["phase"] == "forward" for e in tl.events)

@@ -30,12 +30,18 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
 
     def backward(self, *a, **k):
         rec.on_backward([self], sys._getframe(1))
-        return orig_backward(self, *a, **k)
+        try:
+            return orig_backward(self, *a, **k)
+        finally:
+            rec.backward_done()
 
     def autograd_backward(tensors, *a, **k):
         rec.on_backward([tensors] if isinstance(tensors, Tensor) else list(tensors),
                         sys._getframe(1))
-        return orig_autograd_backward(tensors, *a, **k)
+        try:
+            return orig_autograd_backward(tensors, *a, **k)
+        finally:
+            rec.backward_done()
 
     def post_step(opt, a, k):
         rec.after_step()

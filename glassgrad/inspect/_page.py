@@ -62,10 +62,13 @@ function drawGraph(s,box,open){
  const edges=new Set();
  for(const n of s.nodes)for(const e of n.inputs){if(!e||e.node==null)continue;
   const a=keyOf(s.nodes[e.node],open),b=keyOf(n,open);if(a!==b)edges.add(a+'\u0000'+b);}
- const list=[...items.values()].sort((a,b)=>a.order-b.order);const rank=new Map();const preds=new Map();
- for(const e of edges){const [a,b]=e.split('\u0000');if(!preds.has(b))preds.set(b,[]);preds.get(b).push(a);}
- for(const it of list){let r=0;for(const a of preds.get(it.key)||[]){const ia=items.get(a);
-  if(ia.order<it.order)r=Math.max(r,rank.get(a)+1);}rank.set(it.key,r);}
+ // layers counted up from the loss: each item sits just above its earliest consumer, so a
+ // parameter is drawn beside the op that reads it (edges against forward order are ignored)
+ const list=[...items.values()].sort((a,b)=>a.order-b.order);const depth=new Map();const cons=new Map();
+ for(const e of edges){const [a,b]=e.split('\u0000');if(!cons.has(a))cons.set(a,[]);cons.get(a).push(b);}
+ for(const it of [...list].reverse()){let d=0;for(const b of cons.get(it.key)||[]){
+  if(items.get(b).order>it.order)d=Math.max(d,depth.get(b)+1);}depth.set(it.key,d);}
+ const deepest=Math.max(0,...depth.values()),rank=new Map(list.map(it=>[it.key,deepest-depth.get(it.key)]));
  for(const it of list){if(it.module){const info=s.modules[it.module]||{};const ops=it.members.filter(n=>n.kind!=='leaf').length;
    const last=it.module.split('.').pop();
    it.label='\u25b8 '+last+(info.type&&info.type!==last?' ('+info.type+')':'');
@@ -74,6 +77,8 @@ function drawGraph(s,box,open){
    it.sub=n.kind==='leaf'?'leaf':(n.code||short(n.source));}
   it.w=Math.max(it.label.length,Math.min(it.sub.length,40))*6.6+18;}
  const layers=[];for(const it of list){const r=rank.get(it.key);(layers[r]=layers[r]||[]).push(it);}
+ const path=it=>it.module||it.members[0].module||'\uffff';  // a module's items side by side
+ for(const l of layers)if(l)l.sort((a,b)=>path(a)<path(b)?-1:path(a)>path(b)?1:a.order-b.order);
  const spans=layers.map(l=>l.reduce((a,it)=>a+it.w,0)+16*(l.length-1));
  const W=Math.max(320,...spans)+40,H=layers.length*62+50;
  const svg=el('svg',{width:W,height:H,viewBox:'0 0 '+W+' '+H,class:'graph'},box);

@@ -43,6 +43,7 @@ class Recorder:
         self.params: dict = {}  # "path.name" -> parameter
         self.prev_nodes = None  # id -> node of the last step's graph (weak values)
         self.pending = None  # the record whose backward ran and whose step has not ended
+        self.backward_end = None  # (t, live ranks) when that backward returned
         self.history = None
         self.start = None  # (t0, live blocks) where this step's memory window begins
         self.tentative = True  # the start is the last boundary, not yet a module call
@@ -75,6 +76,10 @@ class Recorder:
     # --- module hooks ---------------------------------------------------------------------------
     def pre(self, module, args):
         if not self.active:
+            return None
+        if not self.calls and self.pending is not None:  # a forward, and no optimizer stepped:
+            self._finish(self.pending, self.backward_end)  # the step ended with its backward
+        if self.history is None:
             return None
         if self.tentative and not self.calls:
             self._boundary()
@@ -116,7 +121,7 @@ class Recorder:
     # --- backward and step ----------------------------------------------------------------------
     def on_backward(self, roots, frame=None) -> dict | None:
         if self.pending is not None:  # no optimizer step came between two backwards
-            self._finish(self.pending)
+            self._finish(self.pending, self.backward_end)
         if len(self.records) >= self.steps:
             return None
         from ..autograd.graph_inspect import _Ledger
@@ -189,20 +194,30 @@ class Recorder:
         if self.pending is not None:
             self._finish(self.pending)
 
-    def _finish(self, rec) -> None:
+    def backward_done(self) -> None:
+        """A recorded step's backward returned: where its window ends unless a step follows."""
+        h = self.history
+        if self.pending is not None and h is not None:
+            h.classify()
+            self.backward_end = (h.t, h.live_ranks())
+
+    def _finish(self, rec, end=None) -> None:
+        """Cut the step's memory window, up to ``end`` ((t, live ranks); default now)."""
         self.pending = None
         h = self.history
         if h is None:
             return
-        h.classify()
+        if end is None:
+            h.classify()
+            end = (h.t, h.live_ranks())
         t0, blocks = self.start
-        tl = _mt.window(blocks, h, t0, f"step {rec['step']}")
+        tl = _mt.window(blocks, h, t0, f"step {rec['step']}", end[0])
         data = tl.to_dict()
         for p in [data["peak"], *data["phase_peaks"], *data["peak"]["top"]]:
             p["code"] = _code(p.get("source"))
         rec["memory"] = data
         rec["timeline"] = tl
-        self._boundary()
+        self.start, self.tentative = end, True  # the next step's forward starts after it
         if len(self.records) >= self.steps:
             self._release()  # the rest of the script runs without the history's cost
             _graph._Hooks.record_source = self.old_source
