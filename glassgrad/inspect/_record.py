@@ -1,9 +1,10 @@
 """What ``glassgrad inspect`` records of each training step: the graph with the module that made
 each node, the saved-tensor ledger, the memory timeline, the step diff and the warnings.
 
-A step ends at ``optimizer.step()`` (or at the next ``backward()`` when no optimizer steps). Its
-memory window starts at the first module call after the previous step ended (so ``zero_grad``
-and data loading between steps stay out), or at that end when no module is called. Nodes are
+A step is a ``backward()`` and ends at the ``optimizer.step()`` after it, or, when a forward or
+another backward comes first, where its backward returned. Its memory window starts at the first
+module call after the previous step ended (so ``zero_grad`` and data loading between steps stay
+out), or at that end when no module is called. Nodes are
 given to modules by sequence number: a global forward pre-hook notes the next node number, the
 post-hook the number after the module's last node, and a node belongs to the innermost call whose
 range holds it; a parameter's leaf belongs to the module whose ``_parameters`` holds it.
@@ -18,9 +19,6 @@ from .. import _memory_timeline as _mt
 from ..autograd import graph as _graph
 from ..autograd._graph_walk import walk
 
-_STEP_PHASES = ("forward", "backward", "optimizer")
-
-
 def _code(source: str | None) -> str:
     """The text of the line ``source`` ("file:line") names, as torch's warnings show it."""
     if not source:
@@ -30,7 +28,8 @@ def _code(source: str | None) -> str:
 
 
 class Recorder:
-    """The records of the first ``steps`` steps; ``hooks()`` installs what feeds it."""
+    """The records of the first ``steps`` steps; ``glassgrad.inspect.run`` installs the hooks
+    that feed it."""
 
     def __init__(self, steps: int):
         self.steps = steps
@@ -48,7 +47,6 @@ class Recorder:
         self.start = None  # (t0, live blocks) where this step's memory window begins
         self.tentative = True  # the start is the last boundary, not yet a module call
 
-    # --- switches -------------------------------------------------------------------------------
     @property
     def active(self) -> bool:
         return len(self.records) < self.steps or self.pending is not None
@@ -73,7 +71,6 @@ class Recorder:
         self.start = (h.t, h.live_ranks())
         self.tentative = True
 
-    # --- module hooks ---------------------------------------------------------------------------
     def pre(self, module, args):
         if not self.active:
             return None
@@ -118,7 +115,6 @@ class Recorder:
                 best = (depth, path)
         return None if best is None else best[1]
 
-    # --- backward and step ----------------------------------------------------------------------
     def on_backward(self, roots, frame=None) -> dict | None:
         if self.pending is not None:  # no optimizer step came between two backwards
             self._finish(self.pending, self.backward_end)
