@@ -24,6 +24,9 @@ Limits: only buffers that became Tensors are counted (a NumPy array kept in an o
 not; NumPy's temporaries inside one op are not); buffers inside ``vmap``'s batched arrays are not
 counted; buffers made before tracking started are found only while a Tensor still holds them; the
 peak covers the time since tracking started or the last ``reset_peak_memory_stats()``.
+
+``record_timeline()`` and ``torch.cuda.memory._record_memory_history`` add a history of every
+registration and free, with its op and line (NOTE [Memory timeline] in _memory_timeline.py).
 """
 
 from __future__ import annotations
@@ -123,6 +126,10 @@ def set_tracking(enabled: bool) -> None:
     plain again). The memory functions turn it on by themselves; glassgrad's addition."""
     if enabled == _Track.on:
         return
+    if not enabled and _listener[0] is not None:
+        raise RuntimeError("set_tracking(False): a memory history is recording (NOTE [Memory "
+                           "timeline]); stop it first with "
+                           "torch.cuda.memory._record_memory_history(enabled=None)")
     _live.clear()
     for name in ("current", "peak", "buffers", "peak_buffers", "allocated", "freed",
                  "n_allocated", "n_freed"):

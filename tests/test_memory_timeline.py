@@ -228,3 +228,13 @@ def test_history_settings_change_and_windows_widen_them():
         assert len(mem._snapshot()["device_traces"][0]) > 2
     finally:
         mem._record_memory_history(None)
+
+
+def test_tracking_stays_on_while_a_history_records():
+    glassgrad.cuda.memory._record_memory_history()
+    try:
+        with pytest.raises(RuntimeError, match=r"_record_memory_history\(enabled=None\)"):
+            glassgrad.memory.set_tracking(False)
+        assert glassgrad.memory.is_tracking()
+    finally:
+        glassgrad.cuda.memory._record_memory_history(None)
