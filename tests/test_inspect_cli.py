@@ -62,3 +62,15 @@ def test_autograd_backward_is_a_step(tmp_path):
     assert [sorted(n["name"] for n in s["nodes"]) for s in d["steps"]] == \
         [["AccumulateGrad", "MulBackward0", "SumBackward0"]] * 2
     assert d["steps"][0]["nodes"][-1]["code"] == "torch.autograd.backward((w * w).sum())"
+
+
+def test_two_models_of_one_class(tmp_path):
+    script = tmp_path / "two.py"
+    script.write_text("import torch\nenc, dec = torch.nn.Linear(3, 4), torch.nn.Linear(4, 2)\n"
+                      "dec(enc(torch.randn(5, 3))).sum().backward()\n")
+    d = _data(run(str(script), [], steps=1, out=str(tmp_path / "r.html")))
+    step = d["steps"][0]
+    assert sorted(step["modules"]) == ["Linear", "Linear#2"]
+    leaves = {n["param"]: n["module"] for n in step["nodes"] if n["kind"] == "leaf"}
+    assert leaves == {"Linear.weight": "Linear", "Linear.bias": "Linear",
+                      "Linear#2.weight": "Linear#2", "Linear#2.bias": "Linear#2"}

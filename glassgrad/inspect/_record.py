@@ -40,6 +40,7 @@ class Recorder:
         self.ranges: list = []  # (first seq, end seq, depth, path) of the recorded module calls
         self.param_path: dict = {}  # id(parameter) -> (module path, name)
         self.params: dict = {}  # "path.name" -> parameter
+        self.roots: list = []  # (module called from user code, its path)
         self.prev_nodes = None  # id -> node of the last step's graph (weak values)
         self.pending = None  # the record whose backward ran and whose step has not ended
         self.backward_end = None  # (t, live ranks) when that backward returned
@@ -63,6 +64,7 @@ class Recorder:
         self._release()
         _graph._Hooks.record_source = self.old_source
         self.params.clear()
+        self.roots.clear()
 
     def _boundary(self) -> None:
         h = self.history
@@ -91,7 +93,7 @@ class Recorder:
             if path is None:
                 path = f"{parent[1]}.{type(module).__name__}"
         else:
-            path = type(module).__name__
+            path = self._root_path(module)
         info = self.modules.setdefault(path, {"type": type(module).__name__, "params": []})
         for name, p in module.__dict__.get("_parameters", {}).items():
             if p is not None and id(p) not in self.param_path:
@@ -100,6 +102,20 @@ class Recorder:
                 info["params"].append(name)
         self.calls.append([module, path, next(_graph._sequence)])
         return None
+
+    def _root_path(self, module) -> str:
+        """A module called from user code is named by its class; a second one of the same
+        class gets ``#2`` (``Linear``, ``Linear#2``)."""
+        for m, path in self.roots:
+            if m is module:
+                return path
+        base = type(module).__name__
+        taken = {p for _, p in self.roots}
+        path, k = base, 2
+        while path in taken:
+            path, k = f"{base}#{k}", k + 1
+        self.roots.append((module, path))
+        return path
 
     def post(self, module, args, output):
         if not self.calls or self.calls[-1][0] is not module:
