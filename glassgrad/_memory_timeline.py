@@ -96,6 +96,7 @@ class _History:
         self.t = 0
         self.phase = None
         self.busy = False  # a role walk registers what it finds: no walk inside a walk
+        self.tag = None  # () -> the module running now (the inspect report), or None
 
     def configure(self, trace: bool, context, max_entries: int, skip=()) -> tuple:
         """Set what is kept (a later ``_record_memory_history`` call changes it, as in
@@ -124,6 +125,7 @@ class _History:
         self.t += 1
         return {"addr": root.__array_interface__["data"][0], "size": n, "op": op,
                 "phase": phase, "frames": frames, "t": self.t, "rank": 9, "first": 9,
+                "module": None if self.tag is None else self.tag(),
                 "time_us": time.perf_counter_ns() // 1000}
 
     def alloc(self, root, n) -> None:
@@ -319,7 +321,7 @@ class MemoryTimeline:
         self.baseline = dict(cur)
         self._point(t0, cur)
         best = {"bytes": sum(cur.values()), "t": t0, "op": None, "source": None,
-                "phase": "start", "live": dict(live)}
+                "phase": "start", "module": None, "live": dict(live)}
         per_phase: dict = {}
         for t, action, block, extra in events:
             if action == "alloc":
@@ -341,19 +343,26 @@ class MemoryTimeline:
             total = sum(cur.values())
             self.events.append({"t": t, "action": action, "bytes": block["size"], "kind": k,
                                 "op": block["op"], "phase": block["phase"],
-                                "source": _source(block["frames"]), "total": total})
+                                "module": block["module"], "source": _source(block["frames"]),
+                                "total": total})
             if action == "alloc":
                 ph = block["phase"]
                 if total > per_phase.get(ph, {"bytes": -1})["bytes"]:
                     per_phase[ph] = {"phase": ph, "bytes": total, "t": t, "op": block["op"],
+                                     "module": block["module"],
                                      "source": _source(block["frames"])}
                 if total > best["bytes"]:
                     best = {"bytes": total, "t": t, "op": block["op"], "phase": ph,
-                            "source": _source(block["frames"]), "live": dict(live)}
+                            "module": block["module"], "source": _source(block["frames"]),
+                            "live": dict(live)}
         top = sorted(best.pop("live").values(), key=lambda bk: -bk[0]["size"])
         best["by_kind"] = {k: sum(b["size"] for b, bk in top if bk == k) for k in KINDS}
-        best["top"] = [{"bytes": b["size"], "kind": k, "op": b["op"],
+        best["top"] = [{"bytes": b["size"], "kind": k, "op": b["op"], "module": b["module"],
                         "source": _source(b["frames"])} for b, k in top[:8]]
+        by_module: dict = {}  # what is alive at the peak, by the module call that made it
+        for b, _ in top:
+            by_module[b["module"]] = by_module.get(b["module"], 0) + b["size"]
+        best["by_module"] = sorted(([m, v] for m, v in by_module.items()), key=lambda mv: -mv[1])
         self.peak = best
         self.phase_peaks = sorted(per_phase.values(), key=lambda p: p["t"])
 

@@ -119,6 +119,16 @@ def test_memory_rows_match_torch(net_report):
     assert all(p["source"].startswith(NET) for p in m["phase_peaks"])
     assert m["phase_peaks"][1]["code"] == "loss.backward()"
     assert peak["by_kind"]["saved_for_backward"] > 0
+    # what the peak holds, by the module call that made it: the model's blocks made most of it
+    by_module = dict((m, b) for m, b in peak["by_module"])
+    assert sum(by_module.values()) == peak["bytes"]
+    assert {"Net.embed", "Net.blocks.0", "Net.blocks.0.norm", "Net.blocks.1.norm"} <= set(by_module)
+    # made outside any module call: the parameters (at construction) and the data
+    data_bytes = sum(t.numel() * t.element_size() for t in (g["x"], g["y"]))
+    assert by_module[None] == param_bytes + data_bytes
+    assert peak["module"] and peak["module"].startswith("Net.blocks")
+    made = {e["module"] for e in m["events"] if e["action"] == "alloc" and e["phase"] == "forward"}
+    assert {"Net.embed", "Net.head", "Net.blocks.0.fc", "Net.blocks.1.norm"} <= made
 
 
 def test_diff_names_total_loss(net_report):

@@ -151,10 +151,12 @@ function section(s){
   tb.className='pic';sec.appendChild(tb);drawTimeline(m,tb);
   h='<h3>at the peak: '+fmt(m.peak.bytes)+' ('+esc(m.peak.phase)+')</h3>'+table(['kind','bytes'],
    KINDS.map(k=>[esc(k),'<span class="num">'+fmt(m.peak.by_kind[k])+'</span>']),'memory-kinds');
-  h+='<h3>peaks: the op and line of each</h3>'+table(['phase','live bytes','op','line','code'],
-   [m.peak,...m.phase_peaks].map((q,i)=>[esc(i?q.phase:'peak ('+q.phase+')'),fmt(q.bytes),esc(q.op),esc(rel(q.source)),'<span class="code">'+esc(q.code)+'</span>']),'memory-peaks');
-  h+='<h3>largest buffers alive at the peak</h3>'+table(['bytes','kind','op','line','code'],
-   m.peak.top.map(b=>[fmt(b.bytes),esc(b.kind),esc(b.op),esc(rel(b.source)),'<span class="code">'+esc(b.code)+'</span>']),'memory-top');}
+  h+='<h3>peaks: the op and line of each</h3>'+table(['phase','live bytes','op','module','line','code'],
+   [m.peak,...m.phase_peaks].map((q,i)=>[esc(i?q.phase:'peak ('+q.phase+')'),fmt(q.bytes),esc(q.op),esc(q.module||''),esc(rel(q.source)),'<span class="code">'+esc(q.code)+'</span>']),'memory-peaks');
+  h+='<h3>alive at the peak, by the module that made it</h3>'+table(['module','bytes'],
+   m.peak.by_module.map(([mo,b])=>[esc(mo||'(outside modules)'),fmt(b)]),'memory-modules');
+  h+='<h3>largest buffers alive at the peak</h3>'+table(['bytes','kind','op','module','line','code'],
+   m.peak.top.map(b=>[fmt(b.bytes),esc(b.kind),esc(b.op),esc(b.module||''),esc(rel(b.source)),'<span class="code">'+esc(b.code)+'</span>']),'memory-top');}
  const rows=s.nodes.filter(n=>n.saved.length).map(n=>[n.index,esc(n.name),esc(n.module||''),
   n.saved.map(x=>esc(x.name+' '+JSON.stringify(x.shape)+' '+(x.dtype||'')+' '+fmt(x.nbytes)+(x.freed?' (freed)':'')+(x.aliases&&x.aliases.length?' ['+x.aliases.join(', ')+']':''))).join('<br>'),
   fmt(savedBytes(n)),esc(short(n.source)),'<span class="code">'+esc(n.code)+'</span>']);

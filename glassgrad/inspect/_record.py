@@ -54,6 +54,7 @@ class Recorder:
 
     def begin(self) -> None:
         self.history, self.own, self.restore = _mt._full()
+        self.history.tag = lambda: self.calls[-1][1] if self.calls else None
         self.old_source = _graph._Hooks.record_source
         _graph._Hooks.record_source = True  # every node keeps the user's line that made it
         self._boundary()
@@ -236,6 +237,8 @@ class Recorder:
 
     def _release(self) -> None:
         h, self.history = self.history, None
+        if h is not None:
+            h.tag = None
         if h is not None and _mt._HISTORY[0] is h:
             if self.own:
                 _mt._stop()
