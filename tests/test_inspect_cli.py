@@ -11,8 +11,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _data(path):
+    """The JSON data a report page holds."""
     text = open(path, encoding="utf-8").read()
-    return json.loads(re.search(r'id="data">(.*?)</script>', text, re.S).group(1).replace("<\\/", "</"))
+    found = re.search(r'id="data">(.*?)</script>', text, re.S).group(1)
+    return json.loads(found.replace("<\\/", "</"))
 
 
 def test_inspect_records_steps(tmp_path, capfd):

@@ -2,7 +2,6 @@
 against the same scripts run on torch itself (module paths, op names, parameter and optimizer
 bytes) and against facts of the scripts (the line that carries a graph across steps)."""
 import collections
-import json
 import os
 import re
 import runpy
@@ -11,16 +10,12 @@ import sys
 import pytest
 
 from glassgrad.inspect import run
+from tests.test_inspect_cli import _data
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 MLP = os.path.join(DATA, "inspect_train.py")
 NET = os.path.join(DATA, "inspect_modules.py")
 RNN = os.path.join(DATA, "inspect_rnn.py")
-
-
-def _data(path):
-    text = open(path, encoding="utf-8").read()
-    return json.loads(re.search(r'id="data">(.*?)</script>', text, re.S).group(1).replace("<\\/", "</"))
 
 
 def _torch_run(script, args):
