@@ -45,10 +45,12 @@ def test_inspect_with_real_torch_loaded(tmp_path):
 def test_console_command(tmp_path):
     out = tmp_path / "r.html"
     p = subprocess.run([sys.executable, "-m", "glassgrad.inspect", "--steps", "1", "--out",
-                        str(out), SCRIPT, "2"], capture_output=True, text=True, cwd=ROOT,
-                       timeout=300)
+                        str(out), "--plots", SCRIPT, "2"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "trained 2" in p.stdout and len(_data(str(out))["steps"]) == 1
+    png = tmp_path / "r.step1.memory.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     usage = "from glassgrad._cli import main; raise SystemExit(main([]))"
     p = subprocess.run([sys.executable, "-c", usage], capture_output=True, text=True, cwd=ROOT,
                        timeout=300)

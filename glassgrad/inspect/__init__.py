@@ -10,15 +10,16 @@ __all__ = ["run", "main"]
 
 
 def run(script: str, args=(), steps: int = 3, out: str = "report.html",
-        stop_after: bool = False) -> str:
+        stop_after: bool = False, plots: bool = False) -> str:
     """Run ``script`` as ``__main__`` with ``argv = [script, *args]``, ``torch`` aliased to
     glassgrad; record the first ``steps`` training steps (each ``backward()`` or
     ``torch.autograd.backward`` to the ``optimizer.step()`` after it): the graph with the
     module of each node, the saved-tensor ledger, the memory timeline by kind with its peaks,
     the diff against the step before, and the warnings with their lines; write the HTML report
     to ``out`` and return ``out``. The script's output still prints; ``stop_after`` ends it once
-    the steps are recorded. An exception in the script is raised again after the report is
-    written."""
+    the steps are recorded; ``plots`` also writes each step's memory timeline as a PNG beside
+    the report (``report.step1.memory.png``, matplotlib). An exception in the script is raised
+    again after the report is written."""
     from ..nn._module_hooks import register_module_forward_hook, register_module_forward_pre_hook
     from ..optim.optimizer import register_optimizer_step_post_hook
     from ..tensor import Tensor
@@ -86,21 +87,30 @@ def run(script: str, args=(), steps: int = 3, out: str = "report.html",
         from ._page import render
         with open(out, "w", encoding="utf-8") as f:
             f.write(render(f"glassgrad inspect {script}", rec.records, rec.warnings, script))
+        if plots:
+            stem = os.path.splitext(out)[0]
+            for r in rec.records:
+                if "timeline" in r:
+                    r["timeline"].plot(f"{stem}.step{r['step']}.memory.png",
+                                       f"{os.path.basename(script)}: memory of step {r['step']}")
     return out
 
 
 def main(argv=None) -> int:
     """Command line: ``python -m glassgrad.inspect [--steps N] [--out F] [--stop-after]
-    script [args]``; returns the exit status."""
+    [--plots] script [args]``; returns the exit status."""
     import argparse
     p = argparse.ArgumentParser(prog="glassgrad inspect")
-    p.add_argument("--steps", type=int, default=3)
-    p.add_argument("--out", default="report.html")
-    p.add_argument("--stop-after", action="store_true")
+    p.add_argument("--steps", type=int, default=3, help="training steps to record (3)")
+    p.add_argument("--out", default="report.html", help="the HTML report (report.html)")
+    p.add_argument("--stop-after", action="store_true",
+                   help="end the script once the steps are recorded")
+    p.add_argument("--plots", action="store_true",
+                   help="also write each step's memory timeline as a PNG (matplotlib)")
     p.add_argument("script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
     if ns.steps < 1:
         p.error(f"--steps must be at least 1, got {ns.steps}")
-    run(ns.script, ns.args, ns.steps, ns.out, ns.stop_after)
+    run(ns.script, ns.args, ns.steps, ns.out, ns.stop_after, ns.plots)
     return 0
