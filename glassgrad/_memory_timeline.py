@@ -39,6 +39,7 @@ from collections import deque
 
 from . import memory as _memory
 from .autograd.grad_mode import _state
+from .autograd.profiler import aten_name
 
 KINDS = ("parameters", "gradients", "optimizer_state", "saved_for_backward", "activations", "other")
 _PKG = os.path.dirname(os.path.abspath(__file__))
@@ -51,8 +52,10 @@ _DEPTH = 16  # user frames kept per allocation (PyTorch keeps the whole stack)
 
 def _where(frames_wanted: bool) -> tuple:
     """(op, phase, user frames innermost first) of the allocation being registered now."""
-    from .autograd.profiler import aten_name
-    f = sys._getframe(3)
+    try:
+        f = sys._getframe(3)
+    except ValueError:  # a free run from a shallow stack (a callback at the top of a thread)
+        f = None
     prim = node = phase = api = None
     while f is not None:
         code = f.f_code
