@@ -301,10 +301,12 @@ class MemoryTimeline:
 
     ``t`` (event numbers) and ``series`` (kind -> bytes after each event) give the curve;
     ``peak`` is the highest point: its ``bytes``, ``op``, ``source`` ("file:line"), ``phase``,
-    bytes ``by_kind`` and the ``top`` live buffers there with the op and line that made each;
-    ``phase_peaks`` the highest point of each phase (forward, backward, optimizer...). Made by
-    ``record_timeline()``; glassgrad's addition (PyTorch's CUDA snapshot viewer draws the same
-    from ``_dump_snapshot``'s file)."""
+    ``module`` (the module call that allocated, when the inspect report tags them), bytes
+    ``by_kind`` and ``by_module``, and the ``top`` live buffers there with the op and line that
+    made each; ``phase_peaks`` the highest point of each phase (forward, backward,
+    optimizer...); ``events`` one dict per allocation, free or retype. Made by
+    ``record_timeline()``; glassgrad's addition (for CUDA, PyTorch draws a timeline from the
+    snapshot file, which ``_dump_snapshot`` writes here too)."""
 
     def __init__(self, label: str = "step"):
         self.label = label
