@@ -56,7 +56,7 @@ def _where(frames_wanted: bool) -> tuple:
         f = sys._getframe(3)
     except ValueError:  # a free run from a shallow stack (a callback at the top of a thread)
         f = None
-    prim = node = phase = api = None
+    prim = node = phase = api = stepper = None
     while f is not None:
         code = f.f_code
         fn = code.co_filename
@@ -70,8 +70,10 @@ def _where(frames_wanted: bool) -> tuple:
         elif prim is None and name in _APPLY:
             c = f.f_locals.get("cls")
             prim = c if isinstance(c, type) else None
-        elif phase is None and fn.startswith(_OPTIM):
-            phase = "optimizer"
+        elif fn.startswith(_OPTIM):
+            phase = phase or "optimizer"
+            if name == "step" and stepper is None:
+                stepper = type(f.f_locals.get("self")).__name__  # Adam.step, not just step
         if api is None and not name.startswith(("_", "<")) and name != "wrapper":
             api = name  # the innermost public function (randn, zeros_like)
         f = f.f_back
@@ -84,6 +86,8 @@ def _where(frames_wanted: bool) -> tuple:
         op = node()
     elif prim is not None:
         op = aten_name(prim)
+    elif api == "step" and stepper is not None:
+        op = f"{stepper}.step"
     else:
         op = api or "?"
     return op, phase or ("forward" if _state.enabled else "no_grad"), frames
