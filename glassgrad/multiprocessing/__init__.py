@@ -22,7 +22,7 @@ from multiprocessing import *  # noqa: F403 - torch re-exports the whole module 
 from ._strategy import get_all_sharing_strategies, get_sharing_strategy, set_sharing_strategy
 from .reductions import init_reductions
 from .spawn import (
-    ENV_VAR_PARALLEL_START, ProcessContext, ProcessException, ProcessExitedException,
+    ENV_VAR_PARALLEL_START, ProcessContext, ProcessExitedException,
     ProcessRaisedException, SpawnContext, spawn, start_processes,
 )
 from . import _alias_child, _segment

@@ -87,7 +87,9 @@ def _handle(seg) -> tuple:
     if seg.name is not None and _strategy.get_sharing_strategy() == "file_system":
         from . import _named
 
-        return ("name", _named.send_name(seg), len(seg))
+        name = _named.send_name(seg)
+        if name is not None:
+            return ("name", name, len(seg))
     return ("fd", _mp_reduction.DupFd(seg.fd), len(seg))
 
 
