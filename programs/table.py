@@ -131,3 +131,13 @@ def values_match(a: str, b: str, rtol: float) -> bool:
     printed_digits = min(_decimals(a), _decimals(b))
     unit = 10.0 ** -printed_digits if printed_digits else 0.0
     return abs(x - y) <= max(rtol * abs(x), unit * (1 + 1e-9))
+
+
+# issue 22, lane mp
+# NOTE: two Hogwild processes train one shared model, each printing its own losses, so the order
+# of lines and the weights each batch sees depend on timing; a dry run has each process take one
+# batch and stop: each first loss, then the test average after both steps.
+PROGRAMS["mnist_hogwild"] = Program(
+    "mnist_hogwild", "mnist_hogwild", "main.py",
+    ("--epochs", "1", "--dry-run", "--num-processes", "2", "--log-interval", "1"), _TRAIN_LOSS,
+    label="each process's first train loss (2 processes), then the test average")
