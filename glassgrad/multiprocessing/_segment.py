@@ -4,7 +4,7 @@
 NOTE [Shared segments]: a shared storage is an ``mmap`` of a file that another process can open:
 a ``memfd`` (an anonymous in-memory file, Linux) for the ``file_descriptor`` strategy, whose
 descriptor multiprocessing's ``DupFd`` hands to the receiver; a named file in ``/dev/shm`` for
-``file_system``, whose name is sent instead. The ``_Segment`` (an ``mmap.mmap`` subclass) is the
+``file_system``, whose name is sent instead. The ``_Segment`` (the mapping) is the
 owner of the NumPy buffer (the end of the ``.base`` chain, NOTE [Storage] in _storage.py) and
 carries what a pickler needs to send it: its descriptor, or its name. The memory lives as long as
 some process maps it or holds a descriptor, so nothing outlives the processes (no named object is
@@ -13,6 +13,7 @@ left behind for resource_tracker to warn about, see _named.py for ``file_system`
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
 import weakref
@@ -22,19 +23,52 @@ import numpy as np
 from .. import _storage
 
 
-class _Segment(mmap.mmap):
-    """A shared mapping of ``nbytes`` bytes of the file ``fd``; keeps ``fd`` open (closed when the
-    segment is collected) so it can be sent again, and ``name`` for a ``/dev/shm`` file."""
+_PROT_RW, _MAP_SHARED = mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_long)
+_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
 
-    fd: int
-    name: str | None
+
+def _unmap(address: int, nbytes: int, fd: int) -> None:
+    _libc.munmap(address, nbytes)
+    os.close(fd)
+
+
+class _Segment:
+    """A shared mapping of ``nbytes`` bytes of the file ``fd``, seen by NumPy through its array
+    interface; keeps ``fd`` open so it can be sent again (unmapped and closed when collected), and
+    ``name`` for a /dev/shm file.
+
+    NOTE: mapped with libc's mmap, not Python's mmap.mmap: that one holds a duplicate of the
+    descriptor, two per shared storage where torch holds one (a process receiving many tensors
+    would reach its limit of open files twice as soon)."""
+
+    __slots__ = ("__array_interface__", "fd", "name", "nbytes", "__weakref__")
+
+    def __init__(self, fd: int, nbytes: int, name: str | None):
+        address = _libc.mmap(None, nbytes, _PROT_RW, _MAP_SHARED, fd, 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            err = ctypes.get_errno()
+            raise OSError(err, f"glassgrad.multiprocessing: mmap of {nbytes} shared bytes failed: "
+                          f"{os.strerror(err)}")
+        self.fd, self.name, self.nbytes = fd, name, nbytes
+        self.__array_interface__ = {"data": (address, False), "shape": (nbytes,),
+                                    "typestr": "|u1", "version": 3}
+        # NOTE: not at exit: arrays over it may still be read while the interpreter shuts down
+        weakref.finalize(self, _unmap, address, nbytes, fd).atexit = False
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def bytes(self) -> np.ndarray:
+        """All its bytes as a writable uint8 array (which keeps the segment alive)."""
+        return np.asarray(self)
 
 
 def _open_segment(fd: int, nbytes: int, name: str | None = None) -> _Segment:
-    seg = _Segment(fd, nbytes)  # (mmap keeps its own duplicate of fd)
-    seg.fd, seg.name = fd, name
-    weakref.finalize(seg, os.close, fd)
-    return seg
+    return _Segment(fd, nbytes, name)
 
 
 def new_segment(nbytes: int) -> _Segment:
@@ -64,20 +98,19 @@ def attach(fd: int, nbytes: int, name: str | None = None) -> _Segment:
 def segment_of(arr) -> _Segment | None:
     """The segment under ``arr``, or None when its storage is ordinary (private) memory."""
     buf = _storage.owner(arr).base
-    buf = buf.obj if isinstance(buf, memoryview) else buf
     return buf if isinstance(buf, _Segment) else None
 
 
 def array_in(seg: _Segment, shape, stride, offset, dtype) -> np.ndarray:
     """An array of ``shape``/``stride``/``offset`` (elements) over the bytes of ``seg``."""
-    return _storage.view_of(np.frombuffer(seg, np.uint8), shape, stride, offset, dtype)
+    return _storage.view_of(seg.bytes(), shape, stride, offset, dtype)
 
 
 def moved_copy(arr) -> np.ndarray:
     """A copy of ``arr``'s whole storage in a new segment, seen with ``arr``'s geometry."""
     old = _storage.bytes_of(arr)
     seg = new_segment(old.size)
-    np.frombuffer(seg, np.uint8)[:] = old
+    seg.bytes()[:] = old
     return array_in(seg, arr.shape, _storage.strides(arr), _storage.storage_offset(arr), arr.dtype)
 
 
@@ -88,7 +121,7 @@ def is_shared(self) -> bool:
 
     _no_storage(self, "storage")
     buf = _storage.owner(self._array).base
-    return isinstance(buf.obj if isinstance(buf, memoryview) else buf, mmap.mmap)
+    return isinstance(buf.obj if isinstance(buf, memoryview) else buf, (mmap.mmap, _Segment))
 
 
 def share_memory_(self):

@@ -173,7 +173,7 @@ def _rebuild_storage(handle, offset, nbytes, dtype):
     if handle is None:
         raw = np.empty(0, np.uint8)
     else:
-        raw = np.frombuffer(_attach(handle), np.uint8)[offset:offset + nbytes]
+        raw = _attach(handle).bytes()[offset:offset + nbytes]
     if dtype is None:
         return _storage.UntypedStorage._wrap(raw)
     return _storage.TypedStorage._wrap(raw.view(dtype.np), dtype)
