@@ -63,8 +63,9 @@ def _round_trip(lib, mp):
                  lambda: lib.zeros(0, 3), lambda: lib.tensor(2.5) * 1):
         x = make()
         y = _send(x)
-        out.append((str(y.dtype).split(".")[-1], tuple(y.shape), y.stride(), y.storage_offset(), y.tolist(),
-                    x.is_shared(), y.is_shared() if y.numel() else None))
+        out.append((str(y.dtype).split(".")[-1], tuple(y.shape), y.stride(), y.storage_offset(),
+                    y.tolist(), x.is_shared(), y.is_shared() if y.numel() else None,
+                    y.data_ptr() == x.data_ptr() if x.numel() else None))
     y = _send(base)
     y[1, 2] = -7.0
     out.append(base[1, 2].item())
@@ -118,7 +119,7 @@ def _file_system(lib, mp):
         y = _send(x)
         z = _send(y)  # a received tensor sent on
         z[2] = 3.0
-        return x.tolist(), y.tolist(), mp.get_sharing_strategy()
+        return x.tolist(), y.tolist(), mp.get_sharing_strategy(), z.data_ptr() == x.data_ptr()
     finally:
         mp.set_sharing_strategy("file_descriptor")
 
@@ -126,7 +127,6 @@ def _file_system(lib, mp):
 def test_file_system_strategy():
     theirs, ours = _both(_file_system)
     assert ours == theirs
-    left = [n for n in os.listdir("/dev/shm") if n.startswith(f"glassgrad_{os.getpid()}_")]
     import gc
 
     gc.collect()
@@ -174,6 +174,9 @@ def test_hogwild_updates_are_seen_across_forked_processes():
 def _queue_child(q, r, done):
     t = q.get()
     t.mul_(10)
+    again = q.get()  # the same storage received twice is one storage here
+    r.put((again.data_ptr() == t.data_ptr(), again.untyped_storage() == t.untyped_storage()))
+    r.put(t[1:])  # sent back to the process it came from
     w = q.get()  # a leaf parameter: requires_grad kept
     r.put((w.requires_grad, w.is_leaf, type(w).__name__))
     r.put(w.detach() * 0 + 5)  # a new tensor made here, sent back
@@ -189,11 +192,14 @@ def test_queues_between_forked_processes():
         p.start()
         x = lib.arange(3.0) * 1
         q.put(x)
+        q.put(x)
         q.put(lib.nn.Parameter(lib.ones(2) * 1))
+        same, home = r.get(timeout=60), r.get(timeout=60)
         flags, back = r.get(timeout=60), r.get(timeout=60)
         done.set()
         p.join(60)
-        return x.tolist(), flags, back.tolist(), back.is_shared(), p.exitcode
+        return (x.tolist(), same, home.data_ptr() - x.data_ptr(), home.tolist(), flags,
+                back.tolist(), back.is_shared(), p.exitcode)
 
     theirs, ours = _both(run)
     assert ours == theirs

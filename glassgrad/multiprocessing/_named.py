@@ -92,6 +92,9 @@ def adopt(name: str, nbytes: int):
     os.rename(_DIR + name, _DIR + own)
     fd = os.open(_DIR + own, os.O_RDWR)
     seg = _open_segment(fd, nbytes)
-    _own(seg, own)
+    if seg.name is None:
+        _own(seg, own)
+    else:  # a file already mapped here, under the name this process owns
+        os.unlink(_DIR + own)
     return seg
 

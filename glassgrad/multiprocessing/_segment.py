@@ -67,8 +67,29 @@ class _Segment:
         return np.asarray(self)
 
 
+# (st_dev, st_ino) of each file mapped here -> its segment: a storage received twice, or sent
+# back to the process it came from, is the one storage there (one address, one descriptor), as
+# torch's shared cache makes it
+_mapped: dict = {}
+
+
+def _forget(key, ref) -> None:
+    if _mapped.get(key) is ref:
+        del _mapped[key]
+
+
 def _open_segment(fd: int, nbytes: int, name: str | None = None) -> _Segment:
-    return _Segment(fd, nbytes, name)
+    """The segment mapping file ``fd`` (taken over: closed when already mapped here)."""
+    st = os.fstat(fd)
+    key = (st.st_dev, st.st_ino)
+    ref = _mapped.get(key)
+    seg = ref() if ref is not None else None
+    if seg is not None and seg.nbytes == nbytes:
+        os.close(fd)
+        return seg
+    seg = _Segment(fd, nbytes, name)
+    _mapped[key] = weakref.ref(seg, lambda r, key=key: _forget(key, r))
+    return seg
 
 
 def new_segment(nbytes: int) -> _Segment:
