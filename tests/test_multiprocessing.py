@@ -243,10 +243,11 @@ def test_start_processes_reports_the_failed_child(how):
 
 
 def test_spawn_warns_for_another_start_method(monkeypatch):
-    started = []
     import sys
 
-    monkeypatch.setattr(sys.modules["glassgrad.multiprocessing.spawn"], "start_processes", lambda *a, **k: started.append(k))
+    started = []
+    monkeypatch.setattr(sys.modules["glassgrad.multiprocessing.spawn"], "start_processes",
+                        lambda *a, **k: started.append(k))
     with pytest.warns(FutureWarning, match="only supports start_method=spawn"):
         gmp.spawn(_fails, args=("raise",), nprocs=1, start_method="fork")
     assert started == [{"start_method": "spawn"}]

@@ -4,8 +4,9 @@ segments] in _segment.py).
 Each segment owns one name, unlinked by the process that owns it when the segment is collected
 or the process exits. Sending links a fresh transit name to the same file; the receiver renames
 it to a name of its own (so each name has exactly one owner), and the sender unlinks at exit any
-transit name nobody took (a receiver must take it while the sender lives, as with descriptors). Only a process killed with names in flight leaves files behind, as
-torch's ``file_system`` strategy can. multiprocessing's resource_tracker is not used: a finalizer
+transit name nobody took (a receiver must take it while the sender lives, as with descriptors).
+Only a process killed with names in flight leaves files behind, as torch's ``file_system``
+strategy can. multiprocessing's resource_tracker is not used: a finalizer
 calling it during garbage collection re-enters it, and a process forked while another thread held
 its lock would deadlock in it.
 """
