@@ -112,6 +112,30 @@ def test_storages_travel_through_shared_memory():
     assert ours == theirs
 
 
+def _storage_methods(lib, mp):
+    x = (lib.ones(3) * 1).share_memory_()
+    u = lib.UntypedStorage(8)
+    before = u.is_shared()
+    same = u.share_memory_() is u
+    n = lib.UntypedStorage._new_shared(16)
+    received = _send(n)
+    received[0] = 7
+    return (x.untyped_storage().is_shared(), lib.ones(2).untyped_storage().is_shared(), before,
+            same, u.is_shared(), u.nbytes(), n.is_shared(), n.nbytes(), n[0])
+
+
+def test_storage_sharing_methods():
+    theirs, ours = _both(_storage_methods)
+    assert ours == theirs
+
+
+def test_storage_of_a_private_tensor_refuses_to_move():
+    # torch moves the tensor's storage under it; glassgrad's storage is a window over the
+    # tensor's memory, which only Tensor.share_memory_() can move: a clear refusal, not a copy
+    with pytest.raises(RuntimeError, match="Call share_memory_\\(\\) on the tensor"):
+        glassgrad.ones(2).untyped_storage().share_memory_()
+
+
 def _file_system(lib, mp):
     mp.set_sharing_strategy("file_system")
     try:

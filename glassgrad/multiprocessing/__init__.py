@@ -25,11 +25,12 @@ from .spawn import (
     ENV_VAR_PARALLEL_START, ProcessContext, ProcessExitedException,
     ProcessRaisedException, SpawnContext, spawn, start_processes,
 )
-from . import _alias_child, _segment
+from . import _alias_child, _segment, _storage_shared
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]
 __all__ += multiprocessing.__all__
 
 _segment.attach_methods()
+_storage_shared.attach_methods()
 init_reductions()
 _alias_child.install()
