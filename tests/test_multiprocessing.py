@@ -158,6 +158,21 @@ def test_file_system_strategy():
     assert left == []  # every name unlinked once its segment is gone
 
 
+def test_share_memory_of_a_view_moves_its_base():
+    def probe(lib, mp):
+        base = lib.arange(6.0)
+        view = base[2:].view(2, 2)
+        view.share_memory_()
+        view[0, 0] = 9.0
+        sent = lib.arange(6.0).reshape(2, 3)  # a view whose base only it holds
+        _send(sent)[0, 1] = -1.0
+        return base.is_shared(), base.tolist(), view.storage_offset(), sent.is_shared(), \
+            sent.tolist()
+
+    theirs, ours = _both(probe)
+    assert ours == theirs
+
+
 def test_share_memory_and_module_share_memory():
     def probe(lib, mp):
         m = lib.nn.Linear(3, 2)

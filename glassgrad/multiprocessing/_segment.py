@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
+import sys
 import weakref
 
 import numpy as np
@@ -151,8 +152,10 @@ def share_memory_(self):
     and glassgrad.multiprocessing queues send it without copying (NOTE [Shared segments]); a
     no-op when it is already shared or empty.
 
-    RuntimeError when other arrays see the storage (views, a NumPy array from ``from_numpy``):
-    glassgrad cannot move memory under them; call it on the base tensor before making views.
+    A view moves the whole storage, and its base tensor with it, as in torch. RuntimeError when
+    other arrays see the storage too (other views, a NumPy array from ``from_numpy``, a tensor
+    saved for backward): glassgrad cannot move memory under them; call it on the base tensor
+    before making views, or on a clone().
 
     Example::
 
@@ -160,17 +163,38 @@ def share_memory_(self):
         >>> w.is_shared()
         True
     """
-    from .._tensor_methods_storage import _sole_user
-
     if is_shared(self) or _storage.storage_bounds(self._array)[1] == 0:
         return self
-    if not _sole_user(self):  # (before any local name holds the array)
+    if not move_in_place(self):
         raise RuntimeError(
             "share_memory_: glassgrad cannot move this tensor's storage into shared memory while "
-            "other arrays see it (a base or views, a NumPy array from from_numpy); call it on the "
-            "base tensor before making views, or on a clone().")
-    self._array = moved_copy(self._array)
+            "other arrays see it (views, a NumPy array from from_numpy, a tensor saved for "
+            "backward); call it on the base tensor before making views, or on a clone().")
     return self
+
+
+def move_in_place(t) -> bool:
+    """Move ``t``'s private storage into a new segment under ``t`` (and under its base tensor
+    when ``t`` is a view): True, or False (nothing moved) when other arrays see the storage."""
+    from .._tensor_methods_storage import _sole_user
+
+    if _sole_user(t):  # (before any local name holds the array)
+        t._array = moved_copy(t._array)
+        return True
+    base = t._base
+    if base is None or base._base is not None or t._array.base is not base._array \
+            or base._array.base is not None:
+        return False
+    # NOTE: the only references allowed: the slots (t._array; base._array and t._array.base),
+    # the locals below, getrefcount's argument. Any other view or saved array adds one.
+    arr, root = t._array, base._array
+    if sys.getrefcount(arr) > 3 or sys.getrefcount(root) > 4:
+        return False
+    moved = moved_copy(root)
+    base._array = moved
+    t._array = array_in(segment_of(moved), arr.shape, _storage.strides(arr),
+                        _storage.storage_offset(arr), arr.dtype)
+    return True
 
 
 def attach_methods() -> None:

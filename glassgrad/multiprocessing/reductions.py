@@ -73,10 +73,8 @@ def _shared_array(t: Tensor) -> np.ndarray:
     """``t``'s array over a shared segment: moving its storage there first when it is private."""
     if _segment.segment_of(t._array) is not None:
         return t._array
-    from .._tensor_methods_storage import _sole_user
-
-    if not _segment.is_shared(t) and _sole_user(t):
-        return _segment.share_memory_(t)._array
+    if not _segment.is_shared(t) and _segment.move_in_place(t):
+        return t._array
     arr = _segment.moved_copy(t._array)  # NOTE [Shared segments]: views see this storage
     _keep_until_started(_segment.segment_of(arr))
     return arr
