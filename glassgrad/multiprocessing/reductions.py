@@ -24,10 +24,10 @@ To pickle outside a channel, ``ForkingPickler.dumps(obj)`` / ``pickle.loads`` in
 Rules, as torch's:
 
 - A tensor whose storage is private is moved into a new shared segment first, in place
-  (``share_memory_()``: the sender keeps using the shared copy). When views or NumPy arrays also
-  see that storage glassgrad cannot move it under them, so it sends a shared copy instead and the
-  sender's tensor stays private (torch moves the storage under all views; NOTE [Shared
-  segments] in _segment.py).
+  (``share_memory_()``: the sender keeps using the shared copy; a view moves with its base).
+  When other views, NumPy arrays or saved tensors also see that storage glassgrad cannot move it
+  under them, so it sends a shared copy instead and the sender's tensor stays private (torch
+  moves the storage under all of them; NOTE [Shared segments] in _segment.py).
 - Sizes, strides, storage offset, dtype and ``requires_grad`` travel; ``.grad``, hooks, the
   version counter and the graph do not. A leaf that requires grad (a Parameter) arrives as a
   leaf that requires grad; a non-leaf that requires grad raises RuntimeError ("Cowardly refusing
