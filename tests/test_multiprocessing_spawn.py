@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -70,7 +71,8 @@ if __name__ == "__main__":
 
 
 def _our_shm_names() -> set:
-    return {n for n in os.listdir("/dev/shm") if n.startswith("glassgrad_")}
+    # (the names glassgrad/multiprocessing/_named.py makes: glassgrad_<pid>_<12 hex digits>)
+    return {n for n in os.listdir("/dev/shm") if re.fullmatch(r"glassgrad_\d+_[0-9a-f]{12}", n)}
 
 
 def _run(tmp_path, library: str):
