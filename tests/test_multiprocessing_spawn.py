@@ -23,7 +23,9 @@ import torch
 import torch.multiprocessing as mp
 
 
-def worker(rank, model, q, out, barrier, done):
+def worker(rank, model, q, out, barrier, done, whole, tail):
+    if rank == 0:
+        tail[0] = 5.0  # a view sent beside its base (one descriptor for both under spawn)
     x = torch.arange(6.0).reshape(2, 3) / (rank + 1)
     loss = model(x).pow(2).sum()
     loss.backward()
@@ -51,13 +53,15 @@ def run(strategy, start_method):
     t = torch.zeros(3)
     q.put(t)
     q.put(t)
-    procs = mp.start_processes(worker, args=(model, q, out, barrier, done), nprocs=2,
-                               join=False, start_method=start_method)
+    whole = torch.zeros(3).share_memory_()
+    procs = mp.start_processes(worker, args=(model, q, out, barrier, done, whole, whole[1:]),
+                               nprocs=2, join=False, start_method=start_method)
     got = sorted([out.get(timeout=120) for _ in range(2)], key=lambda r: r[0])
     done.set()
     procs.join()
     return {
         "weight": model.weight.tolist(), "bias": model.bias.tolist(), "t": t.tolist(),
+        "whole": whole.tolist(),
         "shared": [model.weight.is_shared(), t.is_shared()],
         "children": [(r, round(loss, 5), back.tolist(), back.is_shared(), cls, grad)
                      for r, loss, back, cls, grad in got],
@@ -100,6 +104,7 @@ def test_spawned_hogwild_program_matches_torch(tmp_path):
     for mine, torch_s in zip(ours, theirs):
         assert mine["shared"] == torch_s["shared"] == [True, True]
         assert mine["t"] == torch_s["t"] == [3.0, 3.0, 3.0]
+        assert mine["whole"] == torch_s["whole"] == [0.0, 5.0, 0.0]
         assert mine["children"] == torch_s["children"]
         for key in ("weight", "bias"):
             np.testing.assert_allclose(mine[key], torch_s[key], rtol=1e-6, atol=1e-7)

@@ -86,7 +86,8 @@ def _open_segment(fd: int, nbytes: int, name: str | None = None) -> _Segment:
     ref = _mapped.get(key)
     seg = ref() if ref is not None else None
     if seg is not None and seg.nbytes == nbytes:
-        os.close(fd)
+        if fd != seg.fd:  # (spawn hands a child one descriptor per file, however often sent)
+            os.close(fd)
         return seg
     seg = _Segment(fd, nbytes, name)
     _mapped[key] = weakref.ref(seg, lambda r, key=key: _forget(key, r))

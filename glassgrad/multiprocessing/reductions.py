@@ -88,6 +88,14 @@ def _handle(seg) -> tuple:
         name = _named.send_name(seg)
         if name is not None:
             return ("name", name, len(seg))
+    popen = _mp_context.get_spawning_popen()
+    if popen is not None:
+        # NOTE: spawn passes each descriptor to the child once (a repeated one is an error of
+        # fork_exec): views of one storage in a Process's arguments share one DupFd
+        sent = popen.__dict__.setdefault("_glassgrad_fds", {})
+        if seg.fd not in sent:
+            sent[seg.fd] = _mp_reduction.DupFd(seg.fd)
+        return ("fd", sent[seg.fd], len(seg))
     return ("fd", _mp_reduction.DupFd(seg.fd), len(seg))
 
 
