@@ -24,12 +24,15 @@ import numpy as np
 from .. import _storage
 
 
-_PROT_RW, _MAP_SHARED = mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mmap.restype = ctypes.c_void_p
-_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                       ctypes.c_long)
-_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+if os.name == "posix":
+    _PROT_RW, _MAP_SHARED = mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _libc.mmap.restype = ctypes.c_void_p
+    _libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                           ctypes.c_int, ctypes.c_long)
+    _libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+else:  # pragma: no cover - Windows: no descriptors to pass; glassgrad still imports
+    _libc = None
 
 
 def _unmap(address: int, nbytes: int, fd: int) -> None:
@@ -49,6 +52,10 @@ class _Segment:
     __slots__ = ("__array_interface__", "fd", "name", "nbytes", "__weakref__")
 
     def __init__(self, fd: int, nbytes: int, name: str | None):
+        if _libc is None:  # pragma: no cover
+            raise NotImplementedError(
+                "glassgrad.multiprocessing: shared-memory tensors need a POSIX system (Linux, "
+                "macOS); on Windows pass tensors with .numpy() copies instead")
         address = _libc.mmap(None, nbytes, _PROT_RW, _MAP_SHARED, fd, 0)
         if address in (None, ctypes.c_void_p(-1).value):
             err = ctypes.get_errno()
@@ -98,7 +105,8 @@ def new_segment(nbytes: int) -> _Segment:
     """A fresh zeroed shared segment of ``nbytes`` (> 0) bytes for the current sharing strategy."""
     from . import _strategy
 
-    if _strategy.get_sharing_strategy() == "file_system":
+    if _strategy.get_sharing_strategy() == "file_system" and os.path.isdir("/dev/shm"):
+        # (without /dev/shm, as on macOS, the segment travels by descriptor whatever the name)
         from . import _named
 
         return _named.new_named_segment(nbytes)
