@@ -1,8 +1,9 @@
 """One torch program with worker processes, run on torch and, unchanged, on glassgrad
-(``python -m glassgrad.alias``): Hogwild steps on a shared model from two children (``spawn``
-on glassgrad, ``fork`` on torch, the oracle), tensors through queues both ways, under both
-sharing strategies; the outputs must agree and the glassgrad run may leave no shared memory
-behind nor anything for resource_tracker to warn about (issue 22, lane mp)."""
+(``python -m glassgrad.alias``): Hogwild steps on a shared model from two children (``spawn``,
+``fork`` and ``forkserver`` on glassgrad, ``fork`` on torch, the oracle), tensors through
+queues both ways, under both sharing strategies; the outputs must agree and the glassgrad run
+may leave no shared memory behind nor anything for resource_tracker to warn about (issue 22,
+lane mp)."""
 
 from __future__ import annotations
 
@@ -70,8 +71,11 @@ def run(strategy, start_method):
 
 if __name__ == "__main__":
     # spawn under file_descriptor (Process arguments pickled: DupFd through the Popen), then
-    # fork under file_system (arguments inherited; queues send /dev/shm names)
-    print(json.dumps([run("file_descriptor", sys.argv[1]), run("file_system", "fork")]))
+    # fork under file_system (arguments inherited; queues send /dev/shm names), then a fork
+    # server (its children are forked from a server started before them)
+    first, server = sys.argv[1:3]
+    print(json.dumps([run("file_descriptor", first), run("file_system", "fork"),
+                      run("file_descriptor", server)]))
 '''
 
 
@@ -84,9 +88,11 @@ def _run(tmp_path, library: str):
     script = tmp_path / "hogwild_program.py"
     script.write_text(PROGRAM)
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
-    # NOTE: torch, the oracle, runs the first part with fork: the answer does not depend on the
-    # start method, and two spawned torch children would add ~15 s of imports to the test
-    cmd = [sys.executable, str(script), "fork" if library == "torch" else "spawn"]
+    # NOTE: torch, the oracle, runs every part with fork: the answer does not depend on the
+    # start method, and spawned torch children would add ~20 s of imports to the test
+    oracle = library == "torch"
+    cmd = [sys.executable, str(script), "fork" if oracle else "spawn",
+           "fork" if oracle else "forkserver"]
     if library == "glassgrad":
         cmd[1:1] = ["-m", "glassgrad.alias"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env,
