@@ -9,6 +9,25 @@ Install with ``pip install 'glassgrad[distributed]'`` (mpi4py and the mpich whee
 """
 
 from .collectives import all_reduce, barrier, broadcast, reduce
+from .gathers import (
+    all_gather,
+    all_gather_into_tensor,
+    all_to_all,
+    all_to_all_single,
+    gather,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    scatter,
+)
+from .objects import (
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    recv_object_list,
+    scatter_object_list,
+    send_object_list,
+)
+from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
 from .process_group import (
     Backend,

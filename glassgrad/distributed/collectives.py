@@ -21,8 +21,8 @@ __all__ = ["all_reduce", "barrier", "broadcast", "reduce"]
 
 
 def launch(pg, op: str, requests: list, finish, tensors: list, async_op: bool, numel: int = 0,
-           status=None):
-    work = Work(pg, op, requests, finish, tensors, numel, status)
+           status=None, keep=()):
+    work = Work(pg, op, requests, finish, tensors, numel, status, keep)
     if async_op:
         return work
     work.wait()

@@ -27,11 +27,12 @@ class Work:
     """
 
     __slots__ = ("_requests", "_finish", "_done", "_tensors", "_pg", "_op", "_seq", "_numel",
-                 "_launched", "_status", "_error", "_future", "__weakref__")
+                 "_launched", "_status", "_error", "_future", "_keep", "__weakref__")
 
     def __init__(self, pg, op: str, requests: list, finish, tensors: list, numel: int = 0,
-                 status=None):
+                 status=None, keep=()):
         self._pg = pg
+        self._keep = keep  # NOTE: staging buffers MPI reads or writes until completion
         self._op = op
         self._requests = requests
         self._finish = finish
@@ -51,7 +52,7 @@ class Work:
 
     def _complete(self) -> None:
         self._done = True
-        self._requests = None
+        self._requests = self._keep = None
         if self._finish is not None:
             finish, self._finish = self._finish, None
             finish()
