@@ -30,7 +30,7 @@ class Work:
                  "_launched", "_status", "_error", "_future", "_keep", "__weakref__")
 
     def __init__(self, pg, op: str, requests: list, finish, tensors: list, numel: int = 0,
-                 status=None, keep=()):
+                 status=None, keep=(), count: bool = True):
         self._pg = pg
         self._keep = keep  # NOTE: staging buffers MPI reads or writes until completion
         self._op = op
@@ -42,7 +42,7 @@ class Work:
         self._done = False
         self._error = None
         self._future = None
-        self._seq = pg._next_seq() if pg is not None else 0
+        self._seq = (pg._next_seq() if count else pg._seq) if pg is not None else 0
         self._launched = time.monotonic()
 
     def _describe(self) -> str:
