@@ -3,6 +3,7 @@ hanging; mismatched collectives are named (TORCH_DISTRIBUTED_DEBUG=DETAIL); the 
 torchrun's environment (compared with torchrun itself) and passes the exit code on."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -18,7 +19,9 @@ def test_a_rank_that_leaves_early_is_caught_by_the_watchdog(tmp_path):
     err = proc.stderr
     assert "[Rank 0] Watchdog caught collective operation timeout: WorkMPI(SeqNum=2, " \
            "OpType=ALLREDUCE, NumelIn=4, NumelOut=4, Timeout(ms)=3000) ran for" in err, err
-    assert "failures.py\", line 23" in err and "init_process_group(timeout=" in err, err
+    assert re.search(r'failures.py", line \d+, in <module>: dist.all_reduce\(torch.ones\(4\)\)  '
+                     "# rank 0 waits here", err), err
+    assert "init_process_group(timeout=" in err, err
     assert "rank 0 done" not in proc.stdout
     assert seconds < 60, seconds  # 3 s timeout plus two interpreter starts on a busy machine
 
@@ -39,12 +42,12 @@ def test_a_rank_that_dies_ends_the_job(tmp_path):
     assert seconds < 60, seconds
 
 
-def test_mismatched_collectives_are_named_on_every_rank(tmp_path):
-    proc, _ = run_job("failures.py", "mismatch", tmp_path, timeout=90,
+def test_mismatch_and_monitored_barrier_are_named_on_every_rank(tmp_path):
+    proc, _ = run_job("failures.py", "survivable", tmp_path, timeout=90,
                       TORCH_DISTRIBUTED_DEBUG="DETAIL")
     assert proc.returncode == 0, proc.stderr[-3000:]
     for rank in (0, 1):
-        shapes, ops, after = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        shapes, ops, after, passed, late = json.loads((tmp_path / f"rank{rank}.json").read_text())
         other = 1 - rank
         assert shapes.startswith("Detected mismatch between collectives on ranks. Rank "
                                  f"{rank} is running collective: CollectiveFingerPrint("
@@ -52,7 +55,14 @@ def test_mismatched_collectives_are_named_on_every_rank(tmp_path):
                                  f"[{4 + rank}], TensorDtypes=Float"), shapes
         assert f"but Rank {other} is running collective" in shapes and f"[{4 + other}]" in shapes
         assert "OpType=BROADCAST" in ops and "OpType=ALLREDUCE" in ops, ops
-        assert after == [2.0, 2.0, 2.0]
+        assert after == [2.0, 2.0, 2.0]   # the group still works after a detected mismatch
+        assert passed == "passed"
+        if rank == 0:  # torch's wording (gloo's monitored barrier), wait_all_ranks=True
+            assert late == "[Rank 0]: Ranks 1 failed to pass monitoredBarrier in 1000 ms"
+        else:
+            assert late.startswith("Rank 1 successfully reached monitoredBarrier, but received "
+                                   "errors while waiting for send/recv from rank 0. Please check "
+                                   "rank 0 logs for faulty rank")
 
 
 def _launch(cmd, tmp_path, code, **extra):
@@ -85,3 +95,4 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
         mine["argv"][0] = want["argv"][0]     # the output folder given
         assert mine == want, (rank, mine, want)
     assert ours[0]["TORCHELASTIC_RUN_ID"] == ours[1]["TORCHELASTIC_RUN_ID"]
+

@@ -19,6 +19,7 @@ from .gathers import (
     reduce_scatter_tensor,
     scatter,
 )
+from .monitored import monitored_barrier
 from .objects import (
     all_gather_object,
     broadcast_object_list,

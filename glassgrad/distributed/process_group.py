@@ -90,6 +90,8 @@ class ProcessGroup:
         self.group_name = name
         self.group_desc = desc
         self._seq = 0
+        self._pending = []  # async works not yet seen complete (NOTE [Progress])
+        self._barriers = 0  # monitored_barrier calls, to tell stale tokens apart
         self._global_to_group = {g: i for i, g in enumerate(self._ranks)}
 
     def _next_seq(self) -> int:

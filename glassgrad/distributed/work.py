@@ -71,7 +71,8 @@ class Work:
         limit = self._pg.timeout if self._pg is not None else datetime.timedelta(minutes=30)
         if timeout is not None and timeout.total_seconds() > 0:
             limit = timeout
-        tid = _watchdog.enter(self._launched + limit.total_seconds(), self)
+        seconds = limit.total_seconds()
+        tid = _watchdog.enter(self._launched + seconds, self, seconds)
         try:
             if self._status is not None:
                 self._requests[0].Wait(self._status)

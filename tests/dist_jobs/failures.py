@@ -1,8 +1,9 @@
 """2-rank jobs of tests/test_distributed_failures.py: ``failures.py MODE OUT_DIR``.
 
 exit_early: rank 1 leaves without the all_reduce rank 0 waits in (watchdog, timeout 3 s);
-raise: rank 1 raises before it; die: rank 1 dies hard (os._exit); mismatch: the ranks call
-all_reduce with different shapes, then broadcast vs all_reduce, under TORCH_DISTRIBUTED_DEBUG=DETAIL.
+raise: rank 1 raises before it; die: rank 1 dies hard (os._exit);
+survivable: the ranks call all_reduce with different shapes, then broadcast vs all_reduce, under
+TORCH_DISTRIBUTED_DEBUG=DETAIL; then monitored_barrier passes, and rank 1 arrives late to another.
 """
 
 import datetime
@@ -29,7 +30,7 @@ elif mode == "die":
     if rank == 1:
         os._exit(3)
     dist.all_reduce(torch.ones(4))
-elif mode == "mismatch":
+elif mode == "survivable":
     seen = []
     for call in (lambda: dist.all_reduce(torch.ones(4 + rank)),
                  lambda: dist.broadcast(torch.ones(4), 0) if rank == 0 else
@@ -42,6 +43,18 @@ elif mode == "mismatch":
     t = torch.ones(3)
     dist.all_reduce(t)  # the group still works after a detected mismatch
     seen.append(t.tolist())
+    os.environ.pop("TORCH_DISTRIBUTED_DEBUG")
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=2))  # everyone arrives
+    seen.append("passed")
+    if rank == 1:
+        import time
+
+        time.sleep(4)   # late for rank 0's 1 s limit
+    try:
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=1), wait_all_ranks=True)
+        seen.append(None)
+    except RuntimeError as e:
+        seen.append(str(e))
     with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
         json.dump(seen, f)
 print(f"rank {rank} done", flush=True)
