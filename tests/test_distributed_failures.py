@@ -96,3 +96,31 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
         assert mine == want, (rank, mine, want)
     assert ours[0]["TORCHELASTIC_RUN_ID"] == ours[1]["TORCHELASTIC_RUN_ID"]
 
+
+
+def test_the_launcher_lays_out_several_machines(tmp_path):
+    # two host names of this machine stand for two machines; hydra's fork launcher replaces ssh
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost\n127.0.0.1\n")
+    proc, seen = _launch([sys.executable, "-m", "glassgrad.distributed.run", "--nnodes", "2",
+                          "--nproc-per-node", "1", "--hostfile", str(hosts),
+                          "--mpi-arg=-launcher", "--mpi-arg=fork"], tmp_path, 0)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for rank in (0, 1):
+        got = {k: seen[rank][k] for k in ("RANK", "LOCAL_RANK", "GROUP_RANK", "WORLD_SIZE",
+                                          "LOCAL_WORLD_SIZE", "GROUP_WORLD_SIZE")}
+        assert got == {"RANK": str(rank), "LOCAL_RANK": "0", "GROUP_RANK": str(rank),
+                       "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "1", "GROUP_WORLD_SIZE": "2"}
+
+
+def test_the_launcher_refuses_what_mpi_cannot_do():
+    from glassgrad.distributed.run import build_command, parse_args
+
+    for flags, phrase in ((["--nnodes", "2"], "needs --hostfile"),
+                          (["--max-restarts", "1"], "not supported on MPI")):
+        with pytest.raises(SystemExit, match=phrase):
+            build_command(parse_args([*flags, "script.py"]))
+    cmd, env_ = build_command(parse_args(["--nproc_per_node=3", "--master-port", "1234",
+                                          "-m", "pkg.mod", "--lr", "1"]))
+    assert cmd[1:3] == ["-n", "3"] and cmd[-3:] == ["pkg.mod", "--lr", "1"]
+    assert env_["MASTER_PORT"] == "1234" and env_["WORLD_SIZE"] == "3"

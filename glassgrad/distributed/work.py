@@ -78,6 +78,8 @@ class Work:
                 self._requests[0].Wait(self._status)
                 for req in self._requests[1:]:
                     req.Wait()
+            elif len(self._requests) == 1:
+                self._requests[0].Wait()  # NOTE: Wait's error names the MPI error; Waitall's not
             else:
                 mpi().Request.Waitall(self._requests)
         except mpi().Exception as e:
