@@ -3,6 +3,7 @@ ranks (tests/dist_jobs/collectives.py); its refusals are compared with torch's (
 
 import json
 import re
+import sys
 
 import pytest
 
@@ -39,7 +40,7 @@ def _names():
         for op in (["SUM", "AVG", "MAX"] if dtype != "int64" else ["SUM", "MIN"]):
             names += [f"reduce_scatter_{op}_{dtype}", f"reduce_scatter_tensor_{op}_{dtype}"]
     names += ["gather_dst1", "scatter_src1", "all_to_all", "all_to_all_single", "send_recv",
-              "barrier", "new_group", "objects", "object_refused", "destroyed"]
+              "barrier", "new_group", "new_subgroups", "objects", "object_refused", "destroyed"]
     return names
 
 
@@ -153,3 +154,45 @@ def test_names_and_reduce_ops_are_torchs():
         theirs = list(inspect.signature(getattr(tdist, name)).parameters)
         theirs = [p for p in theirs if not p.startswith("_")]
         assert ours == theirs, (name, ours, theirs)
+
+
+def test_launch_helpers_are_torchs(monkeypatch):
+    import torch.distributed as tdist
+
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    with pytest.raises(RuntimeError) as theirs:
+        tdist.get_node_local_rank()
+    with pytest.raises(RuntimeError) as ours:
+        gdist.get_node_local_rank()
+    assert str(ours.value) == str(theirs.value)
+    assert gdist.get_node_local_rank(2) == tdist.get_node_local_rank(2) == 2
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert gdist.get_node_local_rank() == tdist.get_node_local_rank() == 3
+    assert gdist.get_default_backend_for_device("cpu") == tdist.get_default_backend_for_device(
+        "cpu") == "gloo"
+    for name in ("gloo", "nccl", "ucc"):
+        assert gdist.is_backend_available(name) == tdist.is_backend_available(name), name
+    assert gdist.is_backend_available("mpi")  # MPI carries every group here (torch: a build flag)
+
+
+def test_torch_names_resolve_to_glassgrad_under_the_alias():
+    import glassgrad.alias as alias
+
+    was = alias.is_installed()
+    saved = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
+    for k in saved:
+        del sys.modules[k]
+    alias.install()
+    try:
+        import torch.distributed as dist_alias
+        from torch.distributed import ReduceOp as op_alias
+        from torch.utils.data.distributed import DistributedSampler as sampler_alias
+
+        assert dist_alias is gdist and op_alias is gdist.ReduceOp
+        assert sampler_alias is glassgrad.utils.data.DistributedSampler
+    finally:
+        if not was:
+            alias.uninstall()
+        for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
+            del sys.modules[k]
+        sys.modules.update(saved)

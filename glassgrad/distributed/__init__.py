@@ -50,6 +50,13 @@ from .process_group import (
     new_group,
 )
 from .reduce_op import ReduceOp, reduce_op
+from .subgroups import (
+    get_default_backend_for_device,
+    get_node_local_rank,
+    get_pg_count,
+    is_backend_available,
+    new_subgroups,
+)
 from .work import Work
 
 

@@ -310,6 +310,21 @@ def _():
     dist.destroy_process_group(rev)
 
 
+@check("new_subgroups")
+def _():
+    before = dist.get_pg_count()
+    mine, every = dist.new_subgroups(1)
+    assert len(every) == W and dist.get_pg_count() == before + W
+    assert dist.get_process_group_ranks(mine) == [R] and dist.get_rank(mine) == 0
+    t = tensor(data(R, (3,), "float32"))
+    dist.all_reduce(t, group=mine)
+    same(t, data(R, (3,), "float32"), "float32")
+    whole, _ = dist.new_subgroups(W)
+    t = tensor(data(R, (3,), "float32"))
+    dist.all_reduce(t, group=whole)
+    same(t, reference("SUM", [data(r, (3,), "float32") for r in ALL], "float32"), "float32")
+
+
 @check("objects")
 def _():
     obj = {"rank": R, "name": f"r{R}", "t": tensor(data(R, (2,), "float32")), "l": [1, (2, 3.5)]}
