@@ -22,6 +22,7 @@ def test_a_rank_that_leaves_early_is_caught_by_the_watchdog(tmp_path):
     assert re.search(r'failures.py", line \d+, in <module>: dist.all_reduce\(torch.ones\(4\)\)  '
                      "# rank 0 waits here", err), err
     assert "init_process_group(timeout=" in err, err
+    assert "The last operations rank 0 completed on this group: SeqNum=1 BARRIER" in err, err
     assert "rank 0 done" not in proc.stdout
     assert seconds < 60, seconds  # 3 s timeout plus two interpreter starts on a busy machine
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import collections
 import datetime
 import os
 import sys
@@ -92,6 +93,8 @@ class ProcessGroup:
         self._seq = 0
         self._pending = []  # async works not yet seen complete (NOTE [Progress])
         self._barriers = 0  # monitored_barrier calls, to tell stale tokens apart
+        # the last completed works (seq, op, numel, seconds): the watchdog's message shows them
+        self._history = collections.deque(maxlen=8)
         self._global_to_group = {g: i for i, g in enumerate(self._ranks)}
 
     def _next_seq(self) -> int:

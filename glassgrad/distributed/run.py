@@ -1,4 +1,4 @@
-"""The launcher: ``python -m glassgrad.distributed.run --nproc-per-node N script.py args`` (torchrun).
+"""The launcher (torchrun): ``python -m glassgrad.distributed.run --nproc-per-node N script.py``.
 
 # NOTE [Launcher]: torchrun's command line with only the program name changed. It starts the
 # ranks with one ``mpiexec`` (the mpich wheel's, found beside this Python first) and sets, in

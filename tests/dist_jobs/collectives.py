@@ -83,7 +83,8 @@ def reference(op, arrays, dtype):
     elif op == "MAX":
         out = np.max(wide, axis=0)
     else:
-        out = {"BAND": np.bitwise_and, "BOR": np.bitwise_or, "BXOR": np.bitwise_xor}[op].reduce(wide)
+        table = {"BAND": np.bitwise_and, "BOR": np.bitwise_or, "BXOR": np.bitwise_xor}
+        out = table[op].reduce(wide)
     return np.asarray(out).astype(NP[dtype])
 
 
@@ -380,7 +381,8 @@ refused("scatter_no_list", lambda: dist.scatter(torch.ones(2), None, src=R))
 refused("src_and_group_src", lambda: dist.broadcast(torch.ones(2), src=0, group_src=0))
 refused("init_twice", lambda: dist.init_process_group("gloo"))
 refused("all_gather_size", lambda: dist.all_gather([torch.ones(3) for _ in ALL], torch.ones(4)))
-refused("reduce_scatter_list", lambda: dist.reduce_scatter(torch.ones(2), [torch.ones(2)] * (W + 1)))
+refused("reduce_scatter_list",
+        lambda: dist.reduce_scatter(torch.ones(2), [torch.ones(2)] * (W + 1)))
 refused("bad_root", lambda: dist.broadcast(torch.ones(2), src=W))
 refused("big_group", lambda: dist.new_group(list(range(W + 1))))
 dist.barrier()
