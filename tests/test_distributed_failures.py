@@ -79,10 +79,18 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
         pytest.skip("torchrun is not installed beside this Python")
     (tmp_path / "t").mkdir()
     (tmp_path / "g").mkdir()
-    theirs_proc, theirs = _launch([torchrun, "--nproc-per-node", "2"], tmp_path / "t", 0)
+    # -r 1:1 with --log-dir: local rank 1's stdout goes to LOG_DIR/<run>/attempt_0/1/stdout.log
+    logs = ["--log-dir", str(tmp_path / "logs"), "-r", "1:1"]
+    theirs_proc, theirs = _launch([torchrun, "--nproc-per-node", "2", *logs[:1],
+                                   str(tmp_path / "logs" / "t"), *logs[2:]], tmp_path / "t", 0)
     assert theirs_proc.returncode == 0, theirs_proc.stderr[-2000:]
     ours_proc, ours = _launch([sys.executable, "-m", "glassgrad.distributed.run",
-                               "--nproc_per_node", "2"], tmp_path / "g", 7)
+                               "--nproc_per_node", "2", *logs[:1], str(tmp_path / "logs" / "g"),
+                               *logs[2:]], tmp_path / "g", 7)
+    for who, proc in (("t", theirs_proc), ("g", ours_proc)):
+        logged = list((tmp_path / "logs" / who).glob("*/attempt_0/1/stdout.log"))
+        assert len(logged) == 1 and "rank 1 writes" in logged[0].read_text(), (who, logged)
+        assert "rank 1 writes" not in proc.stdout and "rank 0 writes" in proc.stdout, who
     assert ours_proc.returncode == 7, ours_proc.stderr[-2000:]
     assert "FAILED: mpiexec exited with code 7" in ours_proc.stderr
     for rank in (0, 1):
@@ -119,7 +127,8 @@ def test_the_launcher_refuses_what_mpi_cannot_do():
     from glassgrad.distributed.run import build_command, parse_args
 
     for flags, phrase in ((["--nnodes", "2"], "needs --hostfile"),
-                          (["--max-restarts", "1"], "not supported on MPI")):
+                          (["--max-restarts", "1"], "not supported on MPI"),
+                          (["--tee", "3"], "--tee is not supported")):
         with pytest.raises(SystemExit, match=phrase):
             build_command(parse_args([*flags, "script.py"]))
     cmd, env_ = build_command(parse_args(["--nproc_per_node=3", "--master-port", "1234",

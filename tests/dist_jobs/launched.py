@@ -19,6 +19,7 @@ if os.environ.get("GLASSGRAD_LAUNCH_CHECK_MPI"):
     dist.init_process_group("nccl")   # nanoGPT's default backend name: carried by MPI
     seen["mpi"] = [dist.get_rank(), dist.get_world_size(), dist.is_torchelastic_launched()]
     dist.destroy_process_group()
+print(f"rank {os.environ['RANK']} writes its environment", flush=True)
 with open(os.path.join(out, f"env{os.environ['RANK']}.json"), "w") as f:
     json.dump(seen, f)
 sys.exit(code if os.environ["RANK"] == "1" else 0)
