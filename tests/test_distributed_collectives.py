@@ -40,7 +40,7 @@ def _names():
         for op in (["SUM", "AVG", "MAX"] if dtype != "int64" else ["SUM", "MIN"]):
             names += [f"reduce_scatter_{op}_{dtype}", f"reduce_scatter_tensor_{op}_{dtype}"]
     names += ["gather_dst1", "scatter_src1", "all_to_all", "all_to_all_single", "send_recv",
-              "barrier", "new_group", "new_subgroups", "objects", "object_refused", "destroyed"]
+              "barrier", "new_group", "new_subgroups", "nn_functional_gradients", "objects", "object_refused", "destroyed"]
     return names
 
 
@@ -196,3 +196,16 @@ def test_torch_names_resolve_to_glassgrad_under_the_alias():
         for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
             del sys.modules[k]
         sys.modules.update(saved)
+
+
+def test_differentiable_collectives_have_torchs_signatures():
+    import inspect
+
+    import torch.distributed.nn.functional as tfunctional
+
+    import glassgrad.distributed.nn.functional as gfunctional
+
+    for name in gfunctional.__all__:
+        ours = list(inspect.signature(getattr(gfunctional, name)).parameters)
+        theirs = list(inspect.signature(getattr(tfunctional, name)).parameters)
+        assert ours == theirs, (name, ours, theirs)
