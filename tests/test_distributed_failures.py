@@ -107,6 +107,7 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
 
 def test_the_launcher_lays_out_several_machines(tmp_path):
     # two host names of this machine stand for two machines; hydra's fork launcher replaces ssh
+    mpiexec()
     hosts = tmp_path / "hosts"
     hosts.write_text("localhost\n127.0.0.1\n")
     proc, seen = _launch([sys.executable, "-m", "glassgrad.distributed.run", "--nnodes", "2",
@@ -132,6 +133,8 @@ def test_the_launcher_refuses_what_mpi_cannot_do():
         with pytest.raises(SystemExit, match=phrase):
             build_command(parse_args([*flags, "script.py"]))
     cmd, env_ = build_command(parse_args(["--nproc_per_node=3", "--master-port", "1234",
-                                          "-m", "pkg.mod", "--lr", "1"]))
-    assert cmd[1:3] == ["-n", "3"] and cmd[-3:] == ["pkg.mod", "--lr", "1"]
+                                          "--mpiexec", "/opt/mpi/bin/mpiexec", "-m", "pkg.mod",
+                                          "--lr", "1"]))
+    assert cmd[:3] == ["/opt/mpi/bin/mpiexec", "-n", "3"]
+    assert cmd[-3:] == ["pkg.mod", "--lr", "1"]
     assert env_["MASTER_PORT"] == "1234" and env_["WORLD_SIZE"] == "3"
