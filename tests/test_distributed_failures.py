@@ -45,10 +45,12 @@ def test_a_rank_that_dies_ends_the_job(tmp_path):
 
 def test_mismatch_and_monitored_barrier_are_named_on_every_rank(tmp_path):
     proc, _ = run_job("failures.py", "survivable", tmp_path, timeout=90,
-                      TORCH_DISTRIBUTED_DEBUG="DETAIL")
+                      TORCH_DISTRIBUTED_DEBUG="DETAIL", GLASSGRAD_DISTRIBUTED_PROGRESS="thread")
     assert proc.returncode == 0, proc.stderr[-3000:]
     for rank in (0, 1):
-        shapes, ops, after, passed, late = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        shapes, ops, after, progressed, passed, late = json.loads(
+            (tmp_path / f"rank{rank}.json").read_text())
+        assert progressed == [True, True]   # the progress thread ran; the sums are right
         other = 1 - rank
         assert shapes.startswith("Detected mismatch between collectives on ranks. Rank "
                                  f"{rank} is running collective: CollectiveFingerPrint("

@@ -216,6 +216,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     _state.groups = [_state.world]
     _state.counter = 1  # NOTE: groups made so far on every rank, members or not (as torch's)
     _install_excepthook()
+    from . import _progress_thread
+
+    if _progress_thread.wanted():
+        _progress_thread.start(lambda: _state.groups)
 
 
 def _install_excepthook() -> None:
