@@ -13,11 +13,13 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
 
 _wake = threading.Event()
+_stop = threading.Event()
 _thread = None
 PAUSE_S = 0.0005
 
@@ -37,8 +39,10 @@ def start(groups) -> None:
     comm = MPI.COMM_WORLD.Dup()
 
     def run():
-        while True:
+        while not _stop.is_set():
             _wake.wait()
+            if _stop.is_set():
+                return
             if not any(w for pg in list(groups()) for w in pg._pending if not w._done):
                 _wake.clear()
                 continue
@@ -47,6 +51,15 @@ def start(groups) -> None:
 
     _thread = threading.Thread(target=run, name="glassgrad-distributed-progress", daemon=True)
     _thread.start()
+    # NOTE: registered after mpi4py's MPI_Finalize hook, so it runs first: no Iprobe after it
+    atexit.register(_halt)
+
+
+def _halt() -> None:
+    _stop.set()
+    _wake.set()
+    if _thread is not None:
+        _thread.join(timeout=1.0)
 
 
 def kick() -> None:
