@@ -41,7 +41,8 @@ def _names():
         for op in (["SUM", "AVG", "MAX"] if dtype != "int64" else ["SUM", "MIN"]):
             names += [f"reduce_scatter_{op}_{dtype}", f"reduce_scatter_tensor_{op}_{dtype}"]
     names += ["gather_dst1", "scatter_src1", "all_to_all", "all_to_all_single", "send_recv",
-              "barrier", "new_group", "new_subgroups", "nn_functional_gradients", "objects", "object_refused", "destroyed"]
+              "barrier", "new_group", "new_subgroups", "nn_functional_gradients", "objects",
+              "object_refused", "destroyed"]
     return names
 
 
