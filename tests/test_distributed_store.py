@@ -1,4 +1,4 @@
-"""HashStore, TCPStore, PrefixStore against torch's: the same operations, the same answers and
+"""HashStore, FileStore, TCPStore, PrefixStore against torch's: the same operations, the same answers and
 errors (torch's own quirks included); a TCPStore client in another thread sees the master's keys."""
 
 import datetime
@@ -41,11 +41,13 @@ def _script(s):
     return out
 
 
-@pytest.mark.parametrize("kind", ["hash", "tcp"])
-def test_store_answers_as_torchs(kind):
+@pytest.mark.parametrize("kind", ["hash", "file", "tcp"])
+def test_store_answers_as_torchs(kind, tmp_path):
     def make(lib):
         if kind == "hash":
             return lib.HashStore()
+        if kind == "file":
+            return lib.FileStore(str(tmp_path / lib.__name__), 1)
         return lib.TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=5))
 
     assert _script(make(gdist)) == _script(make(tdist))

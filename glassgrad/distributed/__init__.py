@@ -50,7 +50,7 @@ from .process_group import (
     new_group,
 )
 from .reduce_op import ReduceOp, reduce_op
-from .store import HashStore, PrefixStore, Store, TCPStore
+from .store import FileStore, HashStore, PrefixStore, Store, TCPStore
 from .subgroups import (
     get_default_backend_for_device,
     is_gloo_available,

@@ -1,4 +1,4 @@
-"""Key-value stores (``torch.distributed.Store``): HashStore, TCPStore, PrefixStore.
+"""Key-value stores (``torch.distributed.Store``): HashStore, FileStore, TCPStore, PrefixStore.
 
 glassgrad's process groups rendezvous through MPI and need no store; these exist for programs
 that use a store themselves (to exchange small values, or to pass one to init_process_group,
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import base64
 import datetime
+import fcntl
 import json
+import os
 import socket
 import socketserver
 import threading
@@ -21,7 +23,7 @@ import time
 
 from .errors import DistStoreError
 
-__all__ = ["HashStore", "PrefixStore", "Store", "TCPStore"]
+__all__ = ["FileStore", "HashStore", "PrefixStore", "Store", "TCPStore"]
 
 
 def _bytes(value) -> bytes:
@@ -182,6 +184,50 @@ class PrefixStore(Store):
 
     def _timed_out(self, keys, timeout_s):
         self.underlying_store._timed_out(keys, timeout_s)
+
+
+class FileStore(Store):
+    """A store in a file that processes sharing a filesystem open by name
+    (``torch.distributed.FileStore``). Each operation locks the file (``fcntl``), reads the table,
+    applies itself and writes back; waits poll every 10 ms until the store's timeout."""
+
+    def __init__(self, file_name: str, world_size: int = -1):
+        super().__init__()
+        self.path, self.world_size = file_name, world_size
+        with open(self.path, "a"):
+            pass
+
+    def _call(self, op, args, timeout_s):
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with open(self.path, "r+") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                text = f.read()
+                table = _Table(internal=1)
+                table.data = {k: base64.b64decode(v) for k, v in json.loads(text or "{}").items()}
+                before = dict(table.data)
+                out = table.call(op, args, 0.0)
+                if table.data != before:
+                    f.seek(0)
+                    f.truncate()
+                    json.dump({k: base64.b64encode(v).decode() for k, v in table.data.items()}, f)
+            if op == "delete_key":
+                return True  # NOTE: torch's FileStore answers True for a missing key too
+            if not (isinstance(out, tuple) and out[0] == "timeout"):
+                return out
+            if time.monotonic() >= deadline:
+                return ("timeout", out[1], op)
+            time.sleep(0.01)
+
+    def _timed_out(self, keys, timeout_s):
+        raise RuntimeError("Wait timeout")
+
+    def get(self, key: str) -> bytes:
+        out = self._call("get", [key], self._timeout.total_seconds())
+        if isinstance(out, tuple):
+            raise RuntimeError(f"Timeout waiting for key: {key} after "
+                               f"{int(round(self._timeout.total_seconds() * 1000))} ms")
+        return out
 
 
 def _encode(value):
