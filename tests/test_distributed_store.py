@@ -1,5 +1,6 @@
-"""HashStore, FileStore, TCPStore, PrefixStore against torch's: the same operations, the same answers and
-errors (torch's own quirks included); a TCPStore client in another thread sees the master's keys."""
+"""HashStore, FileStore, TCPStore, PrefixStore against torch's: the same operations, the same
+answers and errors (torch's own quirks included); a TCPStore client in another thread sees the
+master's keys."""
 
 import datetime
 import threading
