@@ -42,6 +42,7 @@ def _names():
             names += [f"reduce_scatter_{op}_{dtype}", f"reduce_scatter_tensor_{op}_{dtype}"]
     names += ["gather_dst1", "scatter_src1", "all_to_all", "all_to_all_single", "send_recv",
               "barrier", "new_group", "new_subgroups", "nn_functional_gradients", "objects",
+              "distributed_sampler_splits_an_epoch",
               "object_refused", "destroyed"]
     return names
 
