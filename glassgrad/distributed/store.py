@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import base64
 import datetime
-import fcntl
 import json
 import os
 import socket
-import socketserver
 import threading
 import time
 
@@ -198,6 +196,8 @@ class FileStore(Store):
             pass
 
     def _call(self, op, args, timeout_s):
+        import fcntl  # NOTE: here, not at the top: POSIX only, and glassgrad imports this module
+
         deadline = time.monotonic() + timeout_s
         while True:
             with open(self.path, "r+") as f:
@@ -248,19 +248,27 @@ def _decode(value):
     return value
 
 
-class _Handler(socketserver.StreamRequestHandler):
-    def handle(self):
-        for line in self.rfile:
-            request = json.loads(line)
-            out = self.server.table.call(request["op"], _decode(request["args"]),
-                                         request["timeout"])
-            self.wfile.write((json.dumps({"out": _encode(out)}) + "\n").encode())
-            self.wfile.flush()
+def _serve(host: str, port: int):
+    """A threaded TCP server answering store requests (one JSON line each) from its table."""
+    import socketserver  # NOTE: here: only a TCPStore master needs it (import time)
 
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            for line in self.rfile:
+                request = json.loads(line)
+                out = self.server.table.call(request["op"], _decode(request["args"]),
+                                             request["timeout"])
+                self.wfile.write((json.dumps({"out": _encode(out)}) + "\n").encode())
+                self.wfile.flush()
 
-class _Server(socketserver.ThreadingTCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server((host, port), Handler)
+    server.table = _Table(internal=1)
+    threading.Thread(target=server.serve_forever, daemon=True, name="glassgrad-tcpstore").start()
+    return server
 
 
 class TCPStore(Store):
@@ -276,10 +284,7 @@ class TCPStore(Store):
         self.host, self.world_size = host_name, world_size
         self._server = None
         if is_master:
-            self._server = _Server((host_name, port), _Handler)
-            self._server.table = _Table(internal=1)
-            threading.Thread(target=self._server.serve_forever, daemon=True,
-                             name="glassgrad-tcpstore").start()
+            self._server = _serve(host_name, port)
             port = self._server.server_address[1]
         self.port = port
         self._lock = threading.Lock()
