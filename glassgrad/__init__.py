@@ -283,6 +283,8 @@ from ._nn_top_stats import batch_norm_update_stats  # noqa: E402,F401
 
 # issue 22, lane mp
 from . import multiprocessing  # noqa: E402,F401 - tensors through shared memory (as torch)
+# issue 17, lane dist
+from . import distributed  # noqa: E402,F401 - torch.distributed on MPI
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())
