@@ -21,3 +21,9 @@ __all__ = ["SparseCOOTensor", "SparseLayoutError", "mm", "sparse_coo_tensor", "s
 Tensor.to_sparse = to_sparse
 Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: (
     self if dtype is None else self.to(dtype))
+
+# issue 22, lane sparse
+from ._ops import addmm, spmm  # noqa: E402
+from ._softmax import log_softmax, softmax  # noqa: E402
+
+__all__ += ["addmm", "log_softmax", "softmax", "spmm"]

@@ -71,8 +71,12 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
                     f"found index {high[d]}")
     if requires_grad:
         values = values.detach().requires_grad_()
+    elif not values._requires_grad:
+        values = values.detach()  # NOTE: an alias, so x.requires_grad_() leaves the caller's alone
     coalesced = nnz <= 1 if is_coalesced is None else bool(is_coalesced)
-    return SparseCOOTensor._build(idx, values, size, coalesced)
+    out = SparseCOOTensor._build(idx, values, size, coalesced)
+    out._leaf = bool(requires_grad)
+    return out
 
 
 def check_to_sparse_layout(layout) -> None:
