@@ -283,6 +283,8 @@ from ._nn_top_stats import batch_norm_update_stats  # noqa: E402,F401
 
 # issue 22, lane sparse
 from .sparse import spmm  # noqa: E402,F401,F811  (torch.spmm differentiates as torch.mm)
+from ._layout import sparse_csc, sparse_csr  # noqa: E402,F401
+from .sparse import sparse_csr_tensor  # noqa: E402,F401
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -27,3 +27,6 @@ from ._ops import addmm, spmm  # noqa: E402
 from ._softmax import log_softmax, softmax  # noqa: E402
 
 __all__ += ["addmm", "log_softmax", "softmax", "spmm"]
+from ._csr import SparseCSRTensor, sparse_csr_tensor  # noqa: E402
+
+__all__ += ["SparseCSRTensor", "sparse_csr_tensor"]

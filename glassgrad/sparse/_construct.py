@@ -80,10 +80,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 
 
 def check_to_sparse_layout(layout) -> None:
-    if layout is not None and layout is not _layout.sparse_coo:
+    if layout not in (None, _layout.sparse_coo, _layout.sparse_csr):
         raise NotImplementedError(
             f"glassgrad: to_sparse(layout={layout}) is not available; only layout="
-            "glassgrad.sparse_coo (the default) is implemented so far.")
+            "glassgrad.sparse_coo (the default) and glassgrad.sparse_csr are implemented.")
 
 
 def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
@@ -91,6 +91,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     (``torch.Tensor.to_sparse``); with ``sparse_dim`` < ``ndim`` the trailing dims stay dense
     (an index is kept when any of its values is nonzero). Differentiable."""
     check_to_sparse_layout(layout)
+    if layout is _layout.sparse_csr:
+        return self.to_sparse_csr()
     if isinstance(self, SparseCOOTensor):
         return self
     ndim = self.dim()

@@ -356,6 +356,8 @@ class SparseCOOTensor(Tensor):
         from ._construct import check_to_sparse_layout
 
         check_to_sparse_layout(kwargs.get("layout"))
+        if kwargs.get("layout") is _layout.sparse_csr:
+            return self.to_sparse_csr()
         return self
 
     def to(self, *args, **kwargs) -> SparseCOOTensor:

@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes
+from .. import _layout, dtypes
 from ..ops._names import scalar_type
 from ..ops.shape import cat
 from ..ops.sparse_mm import SparseMM, SparseMMFull
@@ -160,6 +160,8 @@ def sum(input: SparseCOOTensor, dim=None, keepdim: bool = False, *, dtype=None) 
     """Sum of a sparse tensor (``torch.sparse.sum``, ``torch.sum``): over everything, a dense
     0-d tensor; over some dims, a sparse tensor of the others (dense when only dense dims
     remain). Differentiable in the values."""
+    if input._sparse and input.layout is not _layout.sparse_coo:
+        input.coalesce()  # torch's RuntimeError for CSR ("coalesce expected sparse coordinate")
     values = input._values_t if dtype is None else input._values_t.to(dtype)
     if dim is None:
         return values.sum()
