@@ -30,3 +30,4 @@ __all__ += ["addmm", "log_softmax", "softmax", "spmm"]
 from ._csr import SparseCSRTensor, sparse_csr_tensor  # noqa: E402
 
 __all__ += ["SparseCSRTensor", "sparse_csr_tensor"]
+from . import _elementwise  # noqa: E402,F401  (binds the sparse elementwise methods)
