@@ -31,3 +31,4 @@ from ._csr import SparseCSRTensor, sparse_csr_tensor  # noqa: E402
 
 __all__ += ["SparseCSRTensor", "sparse_csr_tensor"]
 from . import _elementwise  # noqa: E402,F401  (binds the sparse elementwise methods)
+from . import _gradcheck  # noqa: E402,F401  (gradcheck with sparse inputs)
