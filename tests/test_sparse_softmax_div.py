@@ -227,3 +227,14 @@ def test_products_gradcheck_in_values_and_dense(lib):
     d = lib.tensor(RNG.standard_normal((4, 3)), dtype=lib.float64, requires_grad=True)
     assert lib.autograd.gradcheck(fn, (v, d))
     assert lib.autograd.gradgradcheck(fn, (v, d))
+
+
+def test_copies_of_a_sparse_leaf_are_leaves_as_in_torch():
+    import copy
+
+    for lib in (glassgrad, torch):
+        a = _make(lib, "2d_dup")[0].requires_grad_()
+        b = copy.deepcopy(a)
+        assert b.is_leaf and b.requires_grad
+        assert not a.clone().is_leaf and a.detach().is_leaf and not a.detach().requires_grad
+        assert str(lib.ones(2, 2).to_sparse_coo().layout).endswith("sparse_coo")

@@ -331,6 +331,7 @@ class SparseCOOTensor(Tensor):
             memo[id(self)] = SparseCOOTensor._build(
                 self._indices_t._array.copy(), self._values_t.__deepcopy__(memo),
                 self._array.shape, self._coalesced)
+            memo[id(self)]._leaf = self._leaf  # a copy of a leaf is a leaf (torch's)
         return memo[id(self)]
 
     @property

@@ -109,6 +109,7 @@ class SparseCSRTensor(SparseCOOTensor):
     def __deepcopy__(self, memo):
         if id(self) not in memo:
             memo[id(self)] = self._with_values(self._values_t.__deepcopy__(memo))
+            memo[id(self)]._leaf = self._leaf
         return memo[id(self)]
 
     def __reduce_ex__(self, protocol):
@@ -278,4 +279,5 @@ def _crow_error(name):
 for _name in ("crow_indices", "col_indices"):
     setattr(Tensor, _name, _crow_error(_name))
 Tensor.to_sparse_csr = to_sparse_csr
+Tensor.to_sparse_coo = lambda self: self.to_sparse()
 Tensor.is_sparse_csr = property(lambda self: False)
