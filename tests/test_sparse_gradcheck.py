@@ -77,3 +77,17 @@ def test_gradgradcheck_with_sparse_inputs_refuses_by_name():
     a, d = _inputs(glassgrad)
     with pytest.raises(NotImplementedError, match="gradgradcheck with sparse inputs"):
         glassgrad.autograd.gradgradcheck(lambda a, d: glassgrad.sparse.mm(a, d), (a, d))
+
+
+@pytest.mark.parametrize("masked", [True, False])
+def test_hybrid_input_verdicts_match_torch(masked):
+    verdicts = []
+    for lib in (glassgrad, torch):
+        v = lib.tensor(np.linspace(-1, 1, 6).reshape(3, 2), dtype=lib.float64)
+        a = lib.sparse_coo_tensor(lib.tensor([[0, 2, 1], [1, 0, 1]]), v, (3, 2, 2))
+        verdicts.append([lib.autograd.gradcheck(fn, (a.requires_grad_(),), masked=masked,
+                                                raise_exception=False) for fn in (
+            lambda x: x.to_dense() * 3, lambda x: lib.sparse.softmax(x, 2).to_dense(),
+            lambda x: lib.sparse.sum(x, 1).to_dense())])
+    assert verdicts[0] == verdicts[1]
+    assert all(verdicts[1]) or not masked  # (torch fails all three unmasked: so does glassgrad)

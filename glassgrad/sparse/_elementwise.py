@@ -1,8 +1,8 @@
 """Elementwise ops on sparse COO tensors as torch 2.13 has them: the zero-preserving unary ops
 (``abs``, ``sqrt``, ``tanh``, ``relu``, ...: f(0) = 0, so they act on the values of the coalesced
 tensor and keep its pattern), ``add(other, alpha=)``, ``sub``, ``-``, and the functional forms
-``torch.add``/``sub``/``mul``/``div``/``neg``/``transpose``/``t``/... , which reach the sparse methods
-through ``sparse_aware`` (one flag test on their inputs; dense calls go straight through).
+``torch.add``/``sub``/``mul``/``div``/``neg``/``transpose``/``t``/... , which reach the sparse
+methods through ``sparse_aware`` (one flag test on their inputs; dense calls go straight through).
 Ops with f(0) != 0 (``exp``, ``cos``, ``sigmoid``) keep raising NotImplementedError, as torch's
 do. Unlike torch's (whose backward kernels refuse sparse inputs), the unary ops are
 differentiable in the values."""

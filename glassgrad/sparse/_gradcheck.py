@@ -42,14 +42,14 @@ def _with_entry(sp, where, delta) -> SparseCOOTensor:
     extra = np.zeros((1, *sp._values_t.shape[1:]), sp._values_t._array.dtype)
     extra[(0, *where[sp.sparse_dim():])] = delta
     values = Tensor._make(np.concatenate([sp._values_t._array, extra]))
-    return type(sp)._build(idx, values, tuple(sp.shape), False) if type(sp) is SparseCOOTensor \
-        else SparseCOOTensor._build(idx, values, tuple(sp.shape), False).to_sparse_csr()
+    out = SparseCOOTensor._build(idx, values, tuple(sp.shape), False)
+    return out if sp.layout is _layout.sparse_coo else out.to_sparse_csr()
 
 
 def _with_value(sp, k, delta) -> SparseCOOTensor:
+    """``sp`` with element ``k`` of its flattened values moved by ``delta``."""
     values = sp._values_t._array.copy()
-    values.reshape(len(values), -1)[k // max(1, values[0].size), k % max(1, values[0].size)] \
-        += delta
+    values.reshape(-1)[k] += delta
     return sp._with_values(Tensor._make(values))
 
 
