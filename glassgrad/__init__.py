@@ -285,6 +285,26 @@ from ._nn_top_stats import batch_norm_update_stats  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401 - tensors through shared memory (as torch)
 # issue 17, lane dist
 from . import distributed  # noqa: E402,F401 - torch.distributed on MPI
+# issue 22, lane sparse
+from .sparse import spmm  # noqa: E402,F401,F811  (torch.spmm differentiates as torch.mm)
+from ._layout import sparse_csc, sparse_csr  # noqa: E402,F401
+from .sparse import sparse_csr_tensor  # noqa: E402,F401
+from .sparse._elementwise import ZERO_PRESERVING as _SPARSE_UNARY  # noqa: E402
+from .sparse._elementwise import sparse_aware as _sparse_aware  # noqa: E402
+
+add = _sparse_aware(add, "add", "__radd__")  # noqa: F405,F821  (torch.add(sparse, ...) & co.)
+sub = subtract = _sparse_aware(sub, "sub", "__rsub__")  # noqa: F405,F821
+mul = multiply = _sparse_aware(mul, "mul", "__rmul__")  # noqa: F405,F821
+div = divide = _sparse_aware(div, "div")  # noqa: F405,F821
+true_divide = _sparse_aware(true_divide, "div")  # noqa: F405,F821
+neg = negative = _sparse_aware(neg, "neg")  # noqa: F405,F821
+pow = _sparse_aware(pow, "pow")  # noqa: A001,F405,F821
+transpose = swapaxes = swapdims = _sparse_aware(transpose, "transpose")  # noqa: F405,F821
+t = _sparse_aware(t, "t")  # noqa: F405,F821
+for _name in _SPARSE_UNARY:
+    if _name in globals():
+        globals()[_name] = _sparse_aware(globals()[_name], _name)
+del _name
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

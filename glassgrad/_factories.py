@@ -448,7 +448,10 @@ def _complex_samples(draw, shape, dt, scale: float):
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1) of shape ``size`` (``torch.rand``); torch's numbers after the
     same seed (NOTE [Torch's stream]). NotImplementedError for a non-floating dtype."""
-    shape = _size(args if size is None else (size,))
+    if args and size is not None:
+        raise TypeError("rand() received an invalid combination of arguments - got (int, "
+                        "size=tuple), but expected one of:\n * (tuple of ints size, *, ...)")
+    shape = _size_kw("rand", args, size)
     if dtype is not None and dtype.is_complex:
         return _finish(_complex_samples(_rng(generator).uniform, shape, dtype.np, 1), requires_grad)
     dt = _float_dt(dtype, "check_uniform_bounds")
@@ -459,7 +462,10 @@ def randn(*args, size=None, generator=None, dtype=None, device=None, requires_gr
     """Standard normal samples of shape ``size`` (``torch.randn``); torch's numbers after the
     same seed (exactness per path: ``_sampling.py``). NotImplementedError for a non-floating
     dtype."""
-    shape = _size(args if size is None else (size,))
+    if args and size is not None:
+        raise TypeError("randn() received an invalid combination of arguments - got (int, "
+                        "size=tuple), but expected one of:\n * (tuple of ints size, *, ...)")
+    shape = _size_kw("randn", args, size)
     if dtype is not None and dtype.is_complex:
         samples = _complex_samples(_rng(generator).normal, shape, dtype.np, 2 ** -0.5)
         return _finish(samples, requires_grad)

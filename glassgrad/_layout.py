@@ -32,3 +32,6 @@ class layout(_Named):  # noqa: N801 - torch.layout's name
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 jagged = layout("jagged")  # nested tensors' layout (torch.jagged); no glassgrad tensor has it yet
+sparse_csr = layout("sparse_csr")  # compressed sparse rows (glassgrad/sparse/_csr.py)
+sparse_csc = layout("sparse_csc")  # compressed columns: named for torch's API; not implemented
+__all__ += ["sparse_csc", "sparse_csr"]

@@ -187,22 +187,24 @@ def type_(self, dtype=None, non_blocking=False):
 Tensor.type = type_
 
 
-def _new(fill):
-    def method(self, *size, dtype=None, device=None, requires_grad=False):
+def _new(fill, name):
+    def method(self, *args, size=None, dtype=None, device=None, requires_grad=False):
         from . import _factories
 
-        if len(size) == 1 and isinstance(size[0], (tuple, list)):
-            size = tuple(size[0])
+        if not args and size is None:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        size = _factories._size_kw(name, args, size)
         d = dtype or self.dtype
         t = Tensor._make(np.full(_factories._size(size), fill, dtype=d.np))
         return t.requires_grad_(requires_grad) if requires_grad else t
 
+    method.__name__ = name
     return method
 
 
-Tensor.new_zeros = _new(0)
-Tensor.new_ones = _new(1)
-Tensor.new_empty = _new(0)
+Tensor.new_zeros = _new(0, "new_zeros")
+Tensor.new_ones = _new(1, "new_ones")
+Tensor.new_empty = _new(0, "new_empty")
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):

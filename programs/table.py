@@ -90,6 +90,10 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in [
     Program("gcn", "gcn", "main.py", ("--epochs", "5", "--val-every", "1"),
             r"loss(?:_train|_val)?:? " + _NUM,
             label="loss_train and loss_val per epoch, then the test loss"),
+    Program("gat", "gat", "main.py",
+            ("--epochs", "3", "--val-every", "1", "--num-heads", "2", "--hidden-dim", "16"),
+            r"loss(?:_train|_val)?:? " + _NUM,
+            label="loss_train and loss_val per epoch, then the test loss"),
 ]}
 
 

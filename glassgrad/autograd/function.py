@@ -69,6 +69,11 @@ class BackwardCFunction(FunctionCtx, Node):
         return self._forward_cls.backward(self, *grads)
 
     @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, unpacked (RuntimeError once freed)."""
+        return tuple(self._unpack_saved())
+
+    @property
     def saved_variables(self) -> tuple:
         """``saved_tensors`` under its old name, with torch's DeprecationWarning."""
         warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,

@@ -173,11 +173,9 @@ class Node:
             self._metadata = {}
         return self._metadata
 
-    @property
-    def saved_tensors(self) -> tuple:
-        """The tensors saved for backward, unpacked (raises once they were freed)."""
-        return tuple(self._unpack_saved())
-
+    # NOTE: no ``saved_tensors`` here: torch's built-in nodes have none (only a custom
+    # Function's node, function.py), and tools test for it (torchviz draws what a node with
+    # ``saved_tensors`` holds); built-in nodes show theirs as ``_saved_<name>``, as torch's do
     def _unpack_saved(self):
         if self._freed:
             raise RuntimeError(_second_time_message(self))
@@ -437,18 +435,22 @@ def _saved_keys(node) -> list:
     prim = node._prim
     if prim is None:
         return []
-    return list(node._attrs or ()) + _saved_value_keys(prim)
+    return list(node._attrs or ()) + _saved_value_keys(prim, listed=True)
 
 
-def _saved_value_keys(prim) -> list:
-    """The ``_saved_*`` names of ``prim``'s saved inputs and outputs, in ``saves`` order."""
+def _saved_value_keys(prim, listed: bool = False) -> list:
+    """The ``_saved_*`` names of ``prim``'s saved inputs and outputs, in ``saves`` order.
+    ``listed``: only the names ``dir()`` shows, PyTorch's where it has one (input 0 and 1 are
+    ``self``/``other`` there; glassgrad's own name still answers), so tools that walk ``dir()``
+    (torchviz's ``show_saved``) see each saved tensor once."""
     keys = []
     names = prim._input_names
     for i in prim._save_idx:
         if i < 0:
             keys.append("result" if i == -1 else f"result{-1 - i}")
         else:
-            keys.append(names[i])
+            if not (listed and i < 2):
+                keys.append(names[i])
             if i < 2:
                 keys.append(("self", "other")[i])
     return keys

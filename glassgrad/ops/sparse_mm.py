@@ -50,3 +50,27 @@ class SparseMM(Primitive):
         if needs_input_grad[1]:  # A^T @ grad: the same entries with rows and columns swapped
             grad_dense = SparseMM.apply(values, grad, indices=indices[::-1], size=size[::-1])
         return grad_values, grad_dense
+
+
+class SparseMMFull(Primitive):
+    """A sparse leaf's product as torch.mm differentiates it (NOTE [Sparse gradient layouts] in
+    sparse/_ops.py): ``matrix`` is the leaf's dense stand-in (zeros, never read) and receives the
+    gradient of the whole (n, k) matrix; the entries are ``values`` at ``indices`` (attributes)."""
+
+    node_name = "MmBackward0"
+    saves = ("dense",)
+    wants_needs_input_grad = True
+
+    @staticmethod
+    def forward(xp, matrix, dense, values, indices, size):
+        return SparseMM.forward(xp, values, dense, indices, size)
+
+    @staticmethod
+    def backward(grad, dense, values, indices, size, needs_input_grad):
+        grad_matrix = grad_dense = None
+        if needs_input_grad[0]:
+            grad_matrix = grad @ dense.t()
+        if needs_input_grad[1]:
+            grad_dense = SparseMM.apply(primitive._make(values), grad, indices=indices[::-1],
+                                        size=size[::-1])
+        return grad_matrix, grad_dense

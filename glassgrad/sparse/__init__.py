@@ -21,3 +21,14 @@ __all__ = ["SparseCOOTensor", "SparseLayoutError", "mm", "sparse_coo_tensor", "s
 Tensor.to_sparse = to_sparse
 Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: (
     self if dtype is None else self.to(dtype))
+
+# issue 22, lane sparse
+from ._ops import addmm, spmm  # noqa: E402
+from ._softmax import log_softmax, softmax  # noqa: E402
+
+__all__ += ["addmm", "log_softmax", "softmax", "spmm"]
+from ._csr import SparseCSRTensor, sparse_csr_tensor  # noqa: E402
+
+__all__ += ["SparseCSRTensor", "sparse_csr_tensor"]
+from . import _elementwise  # noqa: E402,F401  (binds the sparse elementwise methods)
+from . import _gradcheck  # noqa: E402,F401  (gradcheck with sparse inputs)

@@ -71,15 +71,19 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
                     f"found index {high[d]}")
     if requires_grad:
         values = values.detach().requires_grad_()
+    elif not values._requires_grad:
+        values = values.detach()  # NOTE: an alias, so x.requires_grad_() leaves the caller's alone
     coalesced = nnz <= 1 if is_coalesced is None else bool(is_coalesced)
-    return SparseCOOTensor._build(idx, values, size, coalesced)
+    out = SparseCOOTensor._build(idx, values, size, coalesced)
+    out._leaf = bool(requires_grad)
+    return out
 
 
 def check_to_sparse_layout(layout) -> None:
-    if layout is not None and layout is not _layout.sparse_coo:
+    if layout not in (None, _layout.sparse_coo, _layout.sparse_csr):
         raise NotImplementedError(
             f"glassgrad: to_sparse(layout={layout}) is not available; only layout="
-            "glassgrad.sparse_coo (the default) is implemented so far.")
+            "glassgrad.sparse_coo (the default) and glassgrad.sparse_csr are implemented.")
 
 
 def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
@@ -87,6 +91,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     (``torch.Tensor.to_sparse``); with ``sparse_dim`` < ``ndim`` the trailing dims stay dense
     (an index is kept when any of its values is nonzero). Differentiable."""
     check_to_sparse_layout(layout)
+    if layout is _layout.sparse_csr:
+        return self.to_sparse_csr()
     if isinstance(self, SparseCOOTensor):
         return self
     ndim = self.dim()

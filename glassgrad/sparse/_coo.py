@@ -30,7 +30,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PACKAGE = os.path.dirname(_HERE.rstrip(os.sep)) + os.sep
 SUPPORTED = (
     "to_dense, coalesce, indices/values, mm/spmm/sparse.mm/matmul/@ with a dense matrix, "
-    "dense + sparse, sparse + sparse, * by a number, sum, to(dtype/device), detach, clone"
+    "dense + sparse, sparse +/- sparse, * and / by a number, sum, sparse.softmax/log_softmax, "
+    "transpose, the unary ops that keep 0 (abs, sqrt, tanh, relu, ...), to(dtype/device), "
+    "detach, clone"
 )
 
 
@@ -183,7 +185,7 @@ class SparseCOOTensor(Tensor):
         tensor([[2.], [3.]])
     """
 
-    __slots__ = ("_indices_t", "_values_t", "_coalesced")
+    __slots__ = ("_indices_t", "_values_t", "_coalesced", "_leaf", "_sink")
     _sparse = True
 
     @classmethod
@@ -195,7 +197,19 @@ class SparseCOOTensor(Tensor):
         out._indices_t = Tensor._make(indices)
         out._values_t = values
         out._coalesced = coalesced
+        out._leaf = False
+        out._sink = None
         return out
+
+    def _dense_grad_sink(self) -> Tensor | None:
+        """The dense stand-in that collects this leaf's full gradient from torch.mm-like
+        products (NOTE [Sparse gradient layouts] in _ops.py); None when not a leaf needing grad."""
+        if not (self._leaf and self._values_t._requires_grad):
+            return None
+        if self._sink is None:
+            zeros = np.broadcast_to(np.zeros((), self._values_t._array.dtype), self._array.shape)
+            self._sink = Tensor._make(zeros).requires_grad_()
+        return self._sink
 
     def _with_values(self, values: Tensor, coalesced: bool | None = None) -> SparseCOOTensor:
         return SparseCOOTensor._build(
@@ -260,9 +274,11 @@ class SparseCOOTensor(Tensor):
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
         self._values_t.requires_grad = value
+        self._leaf = self._leaf or bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> SparseCOOTensor:
         self._values_t.requires_grad_(requires_grad)
+        self._leaf = self._leaf or requires_grad
         return self
 
     @property
@@ -270,6 +286,13 @@ class SparseCOOTensor(Tensor):
         """The gradient with respect to this matrix at its entries, a coalesced sparse tensor of
         its pattern (as ``torch.sparse.mm``'s; ``torch.mm``'s is dense). NOTE: duplicates of one
         index all receive that index's gradient, so it is read once per index."""
+        sparse = self._sparse_grad()
+        full = None if self._sink is None else self._sink._grad
+        if full is None:
+            return sparse
+        return full if sparse is None else full + sparse
+
+    def _sparse_grad(self):
         g = self._values_t.grad
         if g is None:
             return None
@@ -284,7 +307,16 @@ class SparseCOOTensor(Tensor):
 
     @grad.setter
     def grad(self, value) -> None:
+        if value is not None and not value._sparse:  # a dense gradient (NOTE [Sparse ...])
+            self._values_t.grad = None
+            if self._dense_grad_sink() is None:
+                raise RuntimeError("glassgrad: a dense .grad can be set only on a sparse leaf "
+                                   "that requires grad")
+            self._sink.grad = value
+            return
         self._values_t.grad = None if value is None else value._values_t
+        if self._sink is not None:
+            self._sink.grad = None
 
     def detach(self) -> SparseCOOTensor:
         return self._with_values(self._values_t.detach())
@@ -299,6 +331,7 @@ class SparseCOOTensor(Tensor):
             memo[id(self)] = SparseCOOTensor._build(
                 self._indices_t._array.copy(), self._values_t.__deepcopy__(memo),
                 self._array.shape, self._coalesced)
+            memo[id(self)]._leaf = self._leaf  # a copy of a leaf is a leaf (torch's)
         return memo[id(self)]
 
     @property
@@ -326,6 +359,8 @@ class SparseCOOTensor(Tensor):
         from ._construct import check_to_sparse_layout
 
         check_to_sparse_layout(kwargs.get("layout"))
+        if kwargs.get("layout") is _layout.sparse_csr:
+            return self.to_sparse_csr()
         return self
 
     def to(self, *args, **kwargs) -> SparseCOOTensor:
@@ -406,3 +441,13 @@ from ..autograd import engine_arrays as _engine_arrays  # noqa: E402
 
 _engine_arrays._sparse_grad_type = _SparseGradArray
 _engine_arrays._sparse_accumulate = _accumulate
+
+
+def _is_leaf(self) -> bool:
+    """torch's rule: a sparse tensor is a leaf unless built from values that have a history or
+    require grad without being its own (``sparse_coo_tensor(i, v)`` with ``v.requires_grad``)."""
+    values = self._values_t
+    return values.grad_fn is None and (self._leaf or not values._requires_grad)
+
+
+SparseCOOTensor.is_leaf = property(_is_leaf)

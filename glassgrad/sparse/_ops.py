@@ -8,24 +8,46 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes
+from .. import _layout, dtypes
 from ..ops._names import scalar_type
 from ..ops.shape import cat
-from ..ops.sparse_mm import SparseMM
+from ..ops.sparse_mm import SparseMM, SparseMMFull
 from ..tensor import Tensor
 from ._coo import SparseCOOTensor, SparseLayoutError
 
-__all__ = ["mm", "sum"]
+__all__ = ["addmm", "mm", "spmm", "sum"]
 
 
 def mm(mat1: Tensor, mat2: Tensor) -> Tensor:
-    """``mat1 @ mat2`` where one is a 2-D sparse COO tensor and the other a dense matrix
-    (``torch.sparse.mm``, ``torch.spmm``); the result is dense. Gradients reach the dense operand
-    and the sparse values. RuntimeError for different dtypes or inner sizes (PyTorch's text)."""
-    return _matmul(mat1, mat2, vector_ok=False)
+    """``mat1 @ mat2`` where one is a 2-D sparse tensor and the other a dense matrix
+    (``torch.sparse.mm``); the result is dense. Gradients reach the dense operand and the sparse
+    values; a sparse leaf's ``.grad`` is sparse, on its pattern (NOTE [Sparse gradient layouts]).
+    RuntimeError for different dtypes or inner sizes (PyTorch's text)."""
+    return _matmul(mat1, mat2, vector_ok=False, dense_grad=False)
 
 
-def _matmul(a: Tensor, b: Tensor, vector_ok: bool) -> Tensor:
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """``input @ mat2`` with a sparse ``input`` (``torch.spmm``, as ``torch.mm``): like
+    ``sparse.mm``, but a sparse leaf's ``.grad`` is the full dense gradient, as torch's."""
+    return _matmul(input, mat2, vector_ok=False, dense_grad=True)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` with a sparse ``mat1`` (``torch.sparse.addmm``):
+    dense, and a sparse leaf's ``.grad`` sparse as with ``sparse.mm``."""
+    product = mm(mat1, mat2)
+    return (product if alpha == 1 else alpha * product) + (input if beta == 1 else beta * input)
+
+
+# NOTE [Sparse gradient layouts]: torch gives a sparse leaf (a sparse tensor made with
+# requires_grad=True or .requires_grad_()) the gradient of the whole matrix, dense, when it goes
+# through torch.mm/spmm/matmul/@/addmm/mv, and a sparse gradient on its pattern through
+# torch.sparse.mm/addmm, to_dense, sums, softmax, * and /. glassgrad routes the dense kind into a
+# zero-cost dense stand-in of the leaf (``_dense_grad_sink``, ops/sparse_mm.py's SparseMMFull)
+# and the sparse kind into its values; ``.grad`` adds them as torch's AccumulateGrad does (dense
+# + sparse = dense). A sparse tensor built from values that require grad is not a leaf: every
+# path reaches the values, as torch's SparseCooTensorWithDimsAndTensorsBackward0 masks them.
+def _matmul(a: Tensor, b: Tensor, vector_ok: bool, dense_grad: bool = True) -> Tensor:
     if a._sparse and b._sparse:
         raise SparseLayoutError("a sparse right operand (sparse @ sparse)")
     sparse, dense = (a, b) if a._sparse else (b, a)
@@ -48,7 +70,14 @@ def _matmul(a: Tensor, b: Tensor, vector_ok: bool) -> Tensor:
     if size[1] != dense.shape[0]:
         raise RuntimeError(
             f"addmm: Argument #3 (dense): Expected dim 0 size {size[1]}, got {dense.shape[0]}")
-    out = SparseMM.apply(sparse._values_t, dense, indices=idx, size=size)
+    sink = sparse._dense_grad_sink() if dense_grad else None
+    if sink is not None:
+        if sparse is b:
+            sink = sink.t()
+        out = SparseMMFull.apply(sink, dense, values=sparse._values_t._array, indices=idx,
+                                 size=size)
+    else:
+        out = SparseMM.apply(sparse._values_t, dense, indices=idx, size=size)
     if sparse is b:
         return out.t()
     return out.squeeze(1) if vector else out
@@ -88,10 +117,51 @@ def _mul(self: SparseCOOTensor, other) -> SparseCOOTensor:
     raise SparseLayoutError("an operand that is not a number (sparse * tensor)")
 
 
+def _div(self: SparseCOOTensor, other, *, rounding_mode=None) -> SparseCOOTensor:
+    """``sparse / number`` (or a 0-d dense tensor), as ``torch.div``: true division keeps the
+    entries as they are (duplicates too); ``rounding_mode`` 'floor'/'trunc' coalesces first,
+    since rounding does not distribute over a sum. RuntimeError (torch's) for other divisors."""
+    if isinstance(other, Tensor) and (other._sparse or other.dim() != 0):
+        raise RuntimeError(
+            "Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
+            f"{list(other.shape)} for divisor)")
+    if not isinstance(other, (numbers.Number, Tensor)):
+        raise TypeError(f"div(): argument 'other' must be Tensor or Number, not "
+                        f"{type(other).__name__}")
+    if rounding_mode is None:
+        return self._with_values(self._values_t / other)
+    sp = self.coalesce()
+    return sp._with_values(sp._values_t.div(other, rounding_mode=rounding_mode))
+
+
+def _transpose(self: SparseCOOTensor, dim0: int, dim1: int) -> SparseCOOTensor:
+    """Two sparse dims swapped (``torch.Tensor.transpose``); the entries keep their order, so
+    the result is uncoalesced (as torch's). RuntimeError (torch's) for a dense dim."""
+    ndim, sparse_dim = self.dim(), self.sparse_dim()
+    for d in (dim0, dim1):
+        if not -ndim <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                             f"{ndim - 1}], but got {d})")
+    dim0, dim1 = dim0 % ndim, dim1 % ndim
+    if dim0 == dim1:
+        return self
+    if dim0 >= sparse_dim or dim1 >= sparse_dim:
+        raise RuntimeError(
+            f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: "
+            f"{sparse_dim}, d0: {dim0}, d1: {dim1}")
+    order = list(range(ndim))
+    order[dim0], order[dim1] = dim1, dim0
+    idx = self._indices_t._array[order[:sparse_dim]]
+    shape = tuple(self.shape[d] for d in order)
+    return SparseCOOTensor._build(np.ascontiguousarray(idx), self._values_t, shape, False)
+
+
 def sum(input: SparseCOOTensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of a sparse tensor (``torch.sparse.sum``, ``torch.sum``): over everything, a dense
     0-d tensor; over some dims, a sparse tensor of the others (dense when only dense dims
     remain). Differentiable in the values."""
+    if input._sparse and input.layout is not _layout.sparse_coo:
+        input.coalesce()  # torch's RuntimeError for CSR ("coalesce expected sparse coordinate")
     values = input._values_t if dtype is None else input._values_t.to(dtype)
     if dim is None:
         return values.sum()
@@ -117,7 +187,7 @@ def _method_sum(self, dim=None, keepdim=False, dtype=None):
     return sum(self, dim, keepdim, dtype=dtype)
 
 
-SparseCOOTensor.mm = mm
+SparseCOOTensor.mm = spmm
 SparseCOOTensor.matmul = lambda self, other: _matmul(self, other, vector_ok=True)
 SparseCOOTensor.__matmul__ = SparseCOOTensor.matmul
 SparseCOOTensor.__rmatmul__ = lambda self, other: _matmul(other, self, vector_ok=True)
@@ -128,3 +198,8 @@ SparseCOOTensor.__radd__ = _radd
 SparseCOOTensor.__mul__ = SparseCOOTensor.__rmul__ = SparseCOOTensor.mul = _mul
 SparseCOOTensor.__neg__ = lambda self: self._with_values(-self._values_t)
 SparseCOOTensor.sum = _method_sum
+SparseCOOTensor.__truediv__ = SparseCOOTensor.div = SparseCOOTensor.divide = _div
+SparseCOOTensor.__floordiv__ = lambda self, other: _div(self, other, rounding_mode="floor")
+SparseCOOTensor.transpose = SparseCOOTensor.swapaxes = SparseCOOTensor.swapdims = _transpose
+SparseCOOTensor.T = property(lambda self: self.t())
+SparseCOOTensor.mT = property(lambda self: _transpose(self, -2, -1))

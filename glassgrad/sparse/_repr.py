@@ -4,7 +4,7 @@ does."""
 
 from __future__ import annotations
 
-from .. import dtypes
+from .. import _layout, dtypes
 from .._repr import tensor_repr
 
 _WIDTH = 80
@@ -30,11 +30,18 @@ def _body(t, indent: int) -> str:
 
 
 def sparse_repr(t) -> str:
-    """The repr of sparse COO tensor ``t`` (``print(x)``)."""
+    """The repr of sparse COO or CSR tensor ``t`` (``print(x)``)."""
     indent = len("tensor(")
-    indices_prefix, values_prefix = "indices=tensor(", "values=tensor("
-    text = (indices_prefix + _body(t._indices_t, indent + len(indices_prefix)) + "),\n"
-            + " " * indent + values_prefix + _body(t._values_t, indent + len(values_prefix)) + ")")
+    if t.layout is not _layout.sparse_coo:  # NOTE: torch starts CSR's size on the values' line
+        fields = [("crow_indices", t._crow_t), ("col_indices", t._indices_t[1]),
+                  ("values", t._values_t)]
+        force_newline = False
+    else:
+        fields = [("indices", t._indices_t), ("values", t._values_t)]
+        force_newline = True
+    text = (",\n" + " " * indent).join(
+        f"{name}=tensor(" + _body(data, indent + len(name) + len("=tensor(")) + ")"
+        for name, data in fields)
     suffixes = [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
     if t.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool):
         suffixes.append(f"dtype={t.dtype!r}")
@@ -44,7 +51,6 @@ def sparse_repr(t) -> str:
         suffixes.append(f"grad_fn=<{grad_fn.name()}>" if grad_fn is not None
                         else "requires_grad=True")
     parts, last = ["tensor(" + text], len(text) - text.rfind("\n") + 1
-    force_newline = True
     for suffix in suffixes:
         # NOTE: measured as torch spells the names, so lines break where PyTorch's do
         width = len(suffix.replace("glassgrad.", "torch."))
