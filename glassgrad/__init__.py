@@ -281,6 +281,8 @@ from ._qparams import choose_qparams_optimized  # noqa: E402,F401
 # issue 16, lane nnrest
 from ._nn_top_stats import batch_norm_update_stats  # noqa: E402,F401
 
+# issue 22, lane mp
+from . import multiprocessing  # noqa: E402,F401 - tensors through shared memory (as torch)
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import mmap
 import sys
 import warnings
 
@@ -271,34 +270,7 @@ def contiguous(self, memory_format=None):
     return ContiguousCopy.apply(self, order=order)
 
 
-def is_shared(self) -> bool:
-    """True when the storage is a memory map: moved there by ``share_memory_`` (processes forked
-    afterwards see writes) or mapped from a file (``from_file``) (``torch.Tensor.is_shared``)."""
-    _no_storage(self, "storage")
-    buf = _storage.owner(self._array).base
-    return isinstance(buf.obj if isinstance(buf, memoryview) else buf, mmap.mmap)
-
-
-def share_memory_(self):
-    """Move the storage into anonymous shared memory, which processes forked later share (torch's
-    Hogwild pattern), keeping sizes, strides and values (``torch.Tensor.share_memory_``); self.
-    RuntimeError when other arrays see the storage (views, a NumPy array): glassgrad cannot move
-    memory under them."""
-    if is_shared(self) or _storage.storage_bounds(self._array)[1] == 0:
-        return self
-    if not _sole_user(self):  # (before any local name holds the array)
-        raise RuntimeError(
-            "share_memory_: glassgrad cannot move this tensor's storage into shared memory while "
-            "other arrays see it (a base or views, a NumPy array from from_numpy); call it on the "
-            "base tensor before making views, or on a clone().")
-    old = _storage.bytes_of(self._array)
-    buf = mmap.mmap(-1, old.size)
-    raw = np.frombuffer(buf, np.uint8)
-    raw[:] = old
-    arr = self._array
-    offset = _storage.storage_offset(arr)
-    self._array = _storage.view_of(raw, arr.shape, _storage.strides(arr), offset, arr.dtype)
-    return self
+# (is_shared and share_memory_ are in glassgrad/multiprocessing/_segment.py, NOTE [Shared segments])
 
 
 def _clone(x):
@@ -323,7 +295,6 @@ for _name, _fn in {
     "untyped_storage": untyped_storage, "storage": typed_storage,
     "as_strided": strided.as_strided, "as_strided_": strided.as_strided_,
     "as_strided_scatter": strided.as_strided_scatter,
-    "is_pinned": lambda self, device=None: False, "is_shared": is_shared,
-    "share_memory_": share_memory_, "is_distributed": lambda self: False,
+    "is_pinned": lambda self, device=None: False, "is_distributed": lambda self: False,
 }.items():
     setattr(Tensor, _name, _fn)
