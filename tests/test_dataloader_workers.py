@@ -6,7 +6,6 @@ shared-memory batches and clean shutdown."""
 from __future__ import annotations
 
 import dataclasses
-import mmap
 import multiprocessing
 import os
 import random
@@ -19,7 +18,6 @@ import pytest
 import torch
 
 import glassgrad
-from glassgrad.utils.data import _shm_batch
 from tests.test_random_torch_exact_data import same
 
 pytestmark = pytest.mark.filterwarnings("ignore:This DataLoader will create")
@@ -236,7 +234,9 @@ def test_killed_worker_raises_instead_of_hanging():
         assert time.monotonic() - start < 10
         assert str(info.value.__cause__).startswith("DataLoader worker (pid ")
         assert str(info.value.__cause__).endswith(" is killed by signal: Killed. ")
+        pids = _worker_pids(it) if m is glassgrad else []
         del it, info
+        assert _gone(pids)  # no reference cycle keeps the failed pass alive
 
 
 class Slow:
@@ -249,11 +249,13 @@ class Slow:
 
 
 def test_timeout():
-    for m in (torch, glassgrad):
+    for m in (glassgrad, torch):
         it = iter(data(m).DataLoader(Slow(), num_workers=1, timeout=0.3))
         with pytest.raises(RuntimeError, match=r"^DataLoader timed out after 0.3 seconds"):
             next(it)
+        pids = _worker_pids(it) if m is glassgrad else []
         del it
+        assert _gone(pids)
         with pytest.raises(AssertionError, match="_SingleProcessDataLoaderIter requires "
                                                  "timeout == 0"):
             iter(data(m).DataLoader(range(2), timeout=1))
@@ -295,6 +297,18 @@ def test_in_order_false_and_pin_memory_accepted():
         assert sorted(got) == [[0, 1], [2, 3], [4, 5], [6, 7], [8]]
 
 
+class Leaf:
+    def __new__(cls, m):
+        class LeafData(data(m).Dataset):
+            def __len__(self):
+                return 2
+
+            def __getitem__(self, i):
+                return {"w": m.ones(2, requires_grad=True), "name": f"s{i}"}
+
+        return LeafData()
+
+
 def test_batches_come_through_shared_memory():
     ds = glassgrad.utils.data.TensorDataset(
         glassgrad.randn(8, 3), glassgrad.arange(8), glassgrad.arange(8) % 2 == 0,
@@ -303,13 +317,12 @@ def test_batches_come_through_shared_memory():
     for batch, want in zip(loader, glassgrad.utils.data.DataLoader(ds, batch_size=4)):
         for t, w in zip(batch, want):
             assert t.dtype == w.dtype and np.array_equal(t.numpy(), w.numpy())
-            base = t._array
-            while not isinstance(base, mmap.mmap):
-                base = base.base
+            assert t.is_shared() and not w.is_shared()  # as torch's batches from workers
             t.zero_()  # writable, as torch's batches are
-    leaf = glassgrad.ones(2, requires_grad=True)
-    back = _shm_batch.decode_batch(_shm_batch.encode_batch({"x": leaf, "s": "a"}))
-    assert back["x"].requires_grad and back["x"].is_leaf and back["s"] == "a"
+    for m in (torch, glassgrad):
+        got = list(data(m).DataLoader(Leaf(m), batch_size=None, num_workers=1))
+        assert [(b["w"].requires_grad, b["w"].is_leaf, b["name"]) for b in got] == [
+            (True, True, "s0"), (True, True, "s1")]
 
 
 def _worker_pids(it):
@@ -323,12 +336,20 @@ def _gone(pids):
             with open(f"/proc/{pid}/stat") as f:
                 assert f.read().split()[2] != "Z", f"worker {pid} is a zombie"
             return False
-    assert not [p for p in os.listdir(_shm_batch._DIR)
-                if any(p.startswith(f"glassgrad_batch_{pid}_") for pid in pids)]
+    assert not [p for p in os.listdir("/dev/shm")
+                if any(p.startswith(f"glassgrad_{pid}_") for pid in pids)]
     return True
 
 
-def test_clean_shutdown():
+@pytest.fixture(params=["file_descriptor", "file_system"])
+def strategy(request):
+    before = glassgrad.multiprocessing.get_sharing_strategy()
+    glassgrad.multiprocessing.set_sharing_strategy(request.param)
+    yield request.param
+    glassgrad.multiprocessing.set_sharing_strategy(before)
+
+
+def test_clean_shutdown(strategy):
     ds = glassgrad.utils.data.TensorDataset(glassgrad.arange(40))
     it = iter(glassgrad.utils.data.DataLoader(ds, batch_size=2, num_workers=2,
                                              prefetch_factor=4))

@@ -1,25 +1,25 @@
 """A pass over a ``DataLoader`` with worker processes (torch's ``_MultiProcessingDataLoaderIter``).
 
-See NOTE [Worker processes] for what the workers do and NOTE [Batches through shared memory] for
-how batches come back. Here: at most ``prefetch_factor * num_workers`` batches are in flight;
-batch k goes to the next active worker in round-robin order, results are reassembled by batch
-number (``in_order=False`` hands each over as it arrives); a worker that dies is reported instead
-of waited for; shutdown (end of the pass, the iterator collected, or interpreter exit) stops and
-joins every worker and removes the shared-memory files no one will read.
+See NOTE [Worker processes] for what the workers do and NOTE [Batches through shared memory]
+(both in ``_worker.py``) for how batches come back. Here: at most ``prefetch_factor *
+num_workers`` batches are in flight; batch k goes to the next active worker in round-robin order,
+results are reassembled by batch number (``in_order=False`` hands each over as it arrives); a
+worker that dies is reported instead of waited for; shutdown (end of the pass, the iterator collected, or interpreter exit) stops and
+joins every worker.
 """
 
 from __future__ import annotations
 
-import glob
 import itertools
 import multiprocessing
 import os
+import pickle
 import queue
 import signal
 import time
 import weakref
 
-from . import _shm_batch, _worker
+from . import _worker
 from ._base_iter import BaseDataLoaderIter
 from ._worker import STATUS_CHECK_INTERVAL, ExceptionWrapper
 
@@ -48,8 +48,8 @@ class _Pool:
             self.workers.append(process)
 
     def close(self) -> None:
-        """Stop every worker (asked first, then terminated), reap it, and unlink the batches it
-        wrote that were never read."""
+        """Stop every worker (asked first, then terminated) and reap it; segments of batches
+        never read go with their worker."""
         if self.closed or os.getpid() != self.owner:
             return
         self.closed = True
@@ -70,10 +70,6 @@ class _Pool:
             for q in (*self.index_queues, self.results):
                 q.cancel_join_thread()
                 q.close()
-            for process in self.workers:
-                for path in glob.glob(os.path.join(
-                        _shm_batch._DIR, f"glassgrad_batch_{process.pid}_*")):
-                    _shm_batch.discard((path, None, None))
 
 
 def _death(process) -> RuntimeError:
@@ -102,10 +98,6 @@ class MultiProcessingDataLoaderIter(BaseDataLoaderIter):
 
     def _reset(self, loader, first_iter: bool = False) -> None:
         super()._reset(loader)
-        if not first_iter:  # persistent workers: drop what a broken-off pass left
-            for info in self._task_info.values():
-                if len(info) == 2:
-                    _shm_batch.discard(info[1])
         self._send_idx = self._rcvd_idx = 0
         self._task_info: dict[int, list] = {}  # task -> [worker] or [worker, result]
         self._outstanding = 0
@@ -119,30 +111,36 @@ class MultiProcessingDataLoaderIter(BaseDataLoaderIter):
             while waiting:
                 task, data = self._get_data()
                 if isinstance(task, _worker.ResumeIteration):
-                    waiting -= 1
-                else:
-                    _shm_batch.discard(data)
+                    waiting -= 1  # anything else is what a broken-off pass left
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
     def _try_get_data(self, timeout: float):
         try:
-            return True, self._pool.results.get(timeout=timeout)
-        except Exception as e:
-            dead = [wid for wid, w in enumerate(self._pool.workers)
-                    if self._active[wid] and not w.is_alive()]
-            if dead:
-                for wid in dead:
-                    self._mark_unavailable(wid)
-                workers = [self._pool.workers[wid] for wid in dead]
-                pids = ", ".join(str(w.pid) for w in workers)
-                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly\n"
-                                   "glassgrad: a worker process died (killed, out of memory, "
-                                   "or exited); num_workers=0 runs the dataset in this process "
-                                   "and gives its traceback.") from _death(workers[0])
-            if isinstance(e, queue.Empty):
-                return False, None
-            raise
+            task, data = self._pool.results.get(timeout=timeout)
+        except queue.Empty:
+            pass
+        else:
+            if isinstance(data, bytes):
+                # unpickled at once, as a Queue does: each tensor's segment is fetched from the
+                # worker while it is surely alive (a worker whose IterableDataset ended is
+                # stopped while its earlier batches wait for their turn)
+                data = pickle.loads(data)
+            return True, (task, data)
+        # NOTE: raised outside the except block, so that no frame holds the caught exception:
+        # that cycle would keep this iterator, and its workers, alive until a GC pass
+        dead = [wid for wid, w in enumerate(self._pool.workers)
+                if self._active[wid] and not w.is_alive()]
+        if not dead:
+            return False, None
+        for wid in dead:
+            self._mark_unavailable(wid)
+        workers = [self._pool.workers[wid] for wid in dead]
+        pids = ", ".join(str(w.pid) for w in workers)
+        raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly\n"
+                           "glassgrad: a worker process died (killed, out of memory, or "
+                           "exited); num_workers=0 runs the dataset in this process and gives "
+                           "its traceback.") from _death(workers[0])
 
     def _get_data(self):
         if self._timeout > 0:
@@ -218,7 +216,7 @@ class MultiProcessingDataLoaderIter(BaseDataLoaderIter):
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             data.reraise()
-        return _shm_batch.decode_batch(data)
+        return data
 
     def _mark_unavailable(self, wid: int) -> None:
         self._pool.index_queues[wid].put(None)

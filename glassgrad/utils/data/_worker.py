@@ -7,8 +7,15 @@ in batch order. Worker i seeds as torch's worker i does: ``base_seed + i`` for P
 ``random`` and glassgrad's default generator (``base_seed`` is one ``random_`` draw from the
 loader's ``generator``, or the default one, when the pass starts), and NumPy's global stream from
 torch's ``_generate_state(base_seed, i)`` mix. A failure in a worker travels back as text and is
-raised again in the main process with the worker's id and original traceback; batches come back
-through shared memory (NOTE [Batches through shared memory]).
+raised again in the main process with the worker's id and original traceback.
+
+NOTE [Batches through shared memory]: a worker pickles each batch itself with multiprocessing's
+``ForkingPickler``, where ``glassgrad.multiprocessing.reductions`` sends every tensor as a handle
+to a shared-memory segment (a file descriptor, or a /dev/shm name under the ``file_system``
+sharing strategy), so only a small pickle goes through the result queue and the main process's
+tensors map the worker's bytes; pickling in the worker, not in the queue's feeder thread, makes
+an unpicklable batch (a non-leaf tensor that requires grad) an error of that batch. The worker
+must stay alive until the main process has unpickled what it sent, as in torch.
 """
 
 from __future__ import annotations
@@ -19,11 +26,11 @@ import queue
 import random
 import sys
 import traceback
+from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
 from ._fetch import create_fetcher
-from ._shm_batch import encode_batch
 
 # how often a waiting worker checks that the main process is still alive, and how often the main
 # process checks that its workers are (torch's MP_STATUS_CHECK_INTERVAL is 5 s: shorter here so a
@@ -185,7 +192,7 @@ def worker_loop(spec, index_queue, result_queue, done_event, base_seed, worker_i
                 data, init_error = init_error, None
             else:
                 try:
-                    data = encode_batch(fetcher.fetch(index))
+                    data = bytes(ForkingPickler.dumps(fetcher.fetch(index)))
                 except StopIteration:
                     if not spec.iterable:
                         data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
