@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import pickle
 import random
 import signal
 import time
@@ -385,6 +386,13 @@ def test_multiprocessing_context_spawn_and_argument_errors():
     assert runs[0] == runs[1]
     assert runs[1] == [tolist(b) for b in glassgrad.utils.data.DataLoader(
         ds, batch_size=3, shuffle=True, generator=glassgrad.Generator().manual_seed(5))]
+    for m in (glassgrad, torch):  # a lambda cannot reach a spawned worker
+        loader = data(m).DataLoader(range(4), num_workers=1, multiprocessing_context="spawn",
+                                    worker_init_fn=lambda wid: None)
+        with pytest.warns(UserWarning, match="Got pickle error when attempting to start a "
+                                             "worker Process"):
+            with pytest.raises((AttributeError, pickle.PicklingError, TypeError)):
+                iter(loader)
     errors = []
     for m in (torch, glassgrad):
         for kwargs in ({"num_workers": 1, "multiprocessing_context": "threads"},

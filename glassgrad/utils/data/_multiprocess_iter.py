@@ -17,6 +17,7 @@ import pickle
 import queue
 import signal
 import time
+import warnings
 import weakref
 
 from . import _worker
@@ -28,6 +29,19 @@ def _context(loader):
     return loader.multiprocessing_context or multiprocessing.get_context()
 
 
+def _start(process) -> None:
+    try:
+        process.start()
+    except (TypeError, AttributeError, pickle.PicklingError):
+        warnings.warn(
+            "Got pickle error when attempting to start a worker Process. This might be because "
+            "the worker Process arguments are not picklable. Python 3.14+ changed the "
+            "multiprocessing start method in non-Mac POSIX platforms to 'forkserver', which "
+            "requires the worker Process arguments to be picklable. You can also try "
+            "multiprocessing.set_start_method('fork').", stacklevel=5)
+        raise
+
+
 class _Pool:
     """The worker processes and their queues; no reference to the iterator, so that a finalizer
     holding it does not keep the iterator alive."""
@@ -37,15 +51,19 @@ class _Pool:
         self.done = ctx.Event()
         self.index_queues, self.workers, self.closed = [], [], False
         self.owner = os.getpid()  # a forked worker inherits this object: only the owner closes
-        for wid in range(num_workers):
-            index_queue = ctx.Queue()
-            index_queue.cancel_join_thread()
-            process = ctx.Process(target=_worker.worker_loop, daemon=True,
-                                  args=(spec, index_queue, self.results, self.done, base_seed,
-                                        wid))
-            process.start()
-            self.index_queues.append(index_queue)
-            self.workers.append(process)
+        try:
+            for wid in range(num_workers):
+                index_queue = ctx.Queue()
+                index_queue.cancel_join_thread()
+                self.index_queues.append(index_queue)
+                process = ctx.Process(target=_worker.worker_loop, daemon=True,
+                                      args=(spec, index_queue, self.results, self.done,
+                                            base_seed, wid))
+                _start(process)
+                self.workers.append(process)
+        except BaseException:
+            self.close()  # the workers already started
+            raise
 
     def close(self) -> None:
         """Stop every worker (asked first, then terminated) and reap it; segments of batches

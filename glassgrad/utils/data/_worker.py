@@ -26,6 +26,7 @@ import queue
 import random
 import sys
 import traceback
+import warnings
 from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
@@ -148,8 +149,11 @@ def _generate_state(base_seed: int, worker_id: int) -> list[int]:
 
 
 def _seed_worker(base_seed: int, worker_id: int) -> int:
-    from ... import _factories
+    from ... import _factories, _runtime
 
+    with warnings.catch_warnings():  # without threadpoolctl the BLAS keeps its threads
+        warnings.simplefilter("ignore")
+        _runtime.set_num_threads(1)  # as torch's workers: N workers would oversubscribe BLAS
     seed = base_seed + worker_id
     random.seed(seed)
     _factories.manual_seed(seed)
@@ -189,7 +193,9 @@ def worker_loop(spec, index_queue, result_queue, done_event, base_seed, worker_i
                 continue
             task, index = message
             if init_error is not None:
-                data, init_error = init_error, None
+                # NOTE: every batch of this worker fails with the init error; torch reports it
+                # once, then fails the worker's later batches with an UnboundLocalError
+                data = init_error
             else:
                 try:
                     data = bytes(ForkingPickler.dumps(fetcher.fetch(index)))
