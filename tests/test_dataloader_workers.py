@@ -289,6 +289,12 @@ def test_prefetch_factor_bounds_batches_in_flight(prefetch):
     assert seen[0] == seen[1] == 2 * (2 * prefetch + 1)
 
 
+def test_prefetch_factor_zero_refused():
+    for m in (torch, glassgrad):
+        with pytest.raises(AssertionError, match="prefetch_factor must be greater than 0"):
+            iter(data(m).DataLoader(range(4), num_workers=1, prefetch_factor=0))
+
+
 def test_in_order_false_and_pin_memory_accepted():
     for m in (torch, glassgrad):
         with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no "

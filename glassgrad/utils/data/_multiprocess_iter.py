@@ -107,6 +107,10 @@ class MultiProcessingDataLoaderIter(BaseDataLoaderIter):
 
     def __init__(self, loader) -> None:
         super().__init__(loader)
+        if loader.prefetch_factor <= 0:  # torch's check: with none in flight a pass is empty
+            raise AssertionError("prefetch_factor must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter\nglassgrad: prefetch_factor "
+                                 "is the batches each worker loads ahead; use 1 or more.")
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
         self._persistent = loader.persistent_workers
