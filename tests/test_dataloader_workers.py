@@ -289,6 +289,7 @@ def test_prefetch_factor_bounds_batches_in_flight(prefetch):
     assert seen[0] == seen[1] == 2 * (2 * prefetch + 1)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # torch's __del__
 def test_prefetch_factor_zero_refused():
     for m in (torch, glassgrad):
         with pytest.raises(AssertionError, match="prefetch_factor must be greater than 0"):
@@ -379,6 +380,50 @@ def test_clean_shutdown(strategy):
     assert _worker_pids(iter(loader)) == pids and not _gone(pids)
     del loader, first  # no reference cycle: the workers go at once
     assert _gone(pids)
+
+
+_ORPHANS = """
+import os, signal, sys
+sys.path.insert(0, {root!r})
+import glassgrad
+from glassgrad.utils.data import DataLoader, TensorDataset
+if __name__ == "__main__":
+    ds = TensorDataset(glassgrad.arange(100.0))
+    it = iter(DataLoader(ds, batch_size=4, num_workers=2))
+    next(it)
+    print(" ".join(str(w.pid) for w in it._pool.workers), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # no finalizer runs: the workers must notice
+"""
+
+
+def test_workers_exit_when_the_main_process_is_killed(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "orphans.py"
+    script.write_text(_ORPHANS.format(root=os.path.dirname(os.path.dirname(__file__))))
+    main = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in main.stdout.readline().split()]
+    main.wait(timeout=60)
+    assert len(pids) == 2
+    def exited(pid):  # an orphan's zombie is init's to reap (a container's may not)
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except FileNotFoundError:
+            return True
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(map(exited, pids)):
+        time.sleep(0.1)
+    assert all(map(exited, pids))
+    # a forkserver's worker is not the main process's child: it watches the main's pid instead
+    from glassgrad.utils.data._worker import _MainWatch
+
+    assert _MainWatch(os.getpid()).alive() and not _MainWatch(os.getpid()).direct
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert not _MainWatch(gone.pid).alive()
 
 
 def test_multiprocessing_context_spawn_and_argument_errors():

@@ -58,7 +58,7 @@ class _Pool:
                 self.index_queues.append(index_queue)
                 process = ctx.Process(target=_worker.worker_loop, daemon=True,
                                       args=(spec, index_queue, self.results, self.done,
-                                            base_seed, wid))
+                                            base_seed, wid, self.owner))
                 _start(process)
                 self.workers.append(process)
         except BaseException:

@@ -161,11 +161,33 @@ def _seed_worker(base_seed: int, worker_id: int) -> int:
     return seed
 
 
-def worker_loop(spec, index_queue, result_queue, done_event, base_seed, worker_id) -> None:
+class _MainWatch:
+    """Whether the main process is alive: its child (fork, spawn) sees its parent change the
+    moment it dies; a forkserver's child asks the kernel about the main process's pid."""
+
+    def __init__(self, main_pid: int) -> None:
+        self.main_pid = main_pid
+        self.direct = os.getppid() == main_pid  # read first: the main process may die early
+
+    def alive(self) -> bool:
+        if self.direct:
+            return os.getppid() == self.main_pid
+        try:
+            os.kill(self.main_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass  # the pid exists
+        return True
+
+
+def worker_loop(spec, index_queue, result_queue, done_event, base_seed, worker_id,
+                main_pid) -> None:
     """The body of worker ``worker_id``: seed, run ``worker_init_fn``, then answer
-    ``(task, indices)`` with ``(task, encoded batch or ExceptionWrapper)`` until told to stop
-    (``None``) or the main process is gone."""
+    ``(task, indices)`` with ``(task, pickled batch or ExceptionWrapper)`` until told to stop
+    (``None``) or the main process ``main_pid`` is gone."""
     global _worker_info
+    watch = _MainWatch(main_pid)
     try:
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=spec.num_workers, seed=seed,
@@ -177,8 +199,8 @@ def worker_loop(spec, index_queue, result_queue, done_event, base_seed, worker_i
             fetcher = create_fetcher(spec)
         except Exception:
             init_error = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-        parent, ended = os.getppid(), False
-        while os.getppid() == parent:
+        ended = False
+        while watch.alive():
             try:
                 message = index_queue.get(timeout=STATUS_CHECK_INTERVAL)
             except queue.Empty:
