@@ -131,3 +131,15 @@ def values_match(a: str, b: str, rtol: float) -> bool:
     printed_digits = min(_decimals(a), _decimals(b))
     unit = 10.0 ** -printed_digits if printed_digits else 0.0
     return abs(x - y) <= max(rtol * abs(x), unit * (1 + 1e-9))
+
+
+# issue 22, lane mp
+# NOTE: two Hogwild processes train one shared model; started together, the losses each prints
+# depend on which update the other made first (timing, on both libraries), so the harness starts
+# them in turn (PROGRAMS_PROCESSES_IN_TURN, sitecustomize.py): rank 0's dry-run batch on the
+# initial weights, rank 1's on the weights rank 0 updated in shared memory, then the test average.
+PROGRAMS["mnist_hogwild"] = Program(
+    "mnist_hogwild", "mnist_hogwild", "main.py",
+    ("--epochs", "1", "--dry-run", "--num-processes", "2", "--log-interval", "1"), _TRAIN_LOSS,
+    env=(("PROGRAMS_PROCESSES_IN_TURN", "1"),),
+    label="each process's first train loss (2 processes, in turn), then the test average")

@@ -63,8 +63,9 @@ def _round_trip(lib, mp):
                  lambda: lib.zeros(0, 3), lambda: lib.tensor(2.5) * 1):
         x = make()
         y = _send(x)
-        out.append((str(y.dtype).split(".")[-1], tuple(y.shape), y.stride(), y.storage_offset(), y.tolist(),
-                    x.is_shared(), y.is_shared() if y.numel() else None))
+        out.append((str(y.dtype).split(".")[-1], tuple(y.shape), y.stride(), y.storage_offset(),
+                    y.tolist(), x.is_shared(), y.is_shared() if y.numel() else None,
+                    y.data_ptr() == x.data_ptr() if x.numel() else None))
     y = _send(base)
     y[1, 2] = -7.0
     out.append(base[1, 2].item())
@@ -111,6 +112,30 @@ def test_storages_travel_through_shared_memory():
     assert ours == theirs
 
 
+def _storage_methods(lib, mp):
+    x = (lib.ones(3) * 1).share_memory_()
+    u = lib.UntypedStorage(8)
+    before = u.is_shared()
+    same = u.share_memory_() is u
+    n = lib.UntypedStorage._new_shared(16)
+    received = _send(n)
+    received[0] = 7
+    return (x.untyped_storage().is_shared(), lib.ones(2).untyped_storage().is_shared(), before,
+            same, u.is_shared(), u.nbytes(), n.is_shared(), n.nbytes(), n[0])
+
+
+def test_storage_sharing_methods():
+    theirs, ours = _both(_storage_methods)
+    assert ours == theirs
+
+
+def test_storage_of_a_private_tensor_refuses_to_move():
+    # torch moves the tensor's storage under it; glassgrad's storage is a window over the
+    # tensor's memory, which only Tensor.share_memory_() can move: a clear refusal, not a copy
+    with pytest.raises(RuntimeError, match="Call share_memory_\\(\\) on the tensor"):
+        glassgrad.ones(2).untyped_storage().share_memory_()
+
+
 def _file_system(lib, mp):
     mp.set_sharing_strategy("file_system")
     try:
@@ -118,7 +143,7 @@ def _file_system(lib, mp):
         y = _send(x)
         z = _send(y)  # a received tensor sent on
         z[2] = 3.0
-        return x.tolist(), y.tolist(), mp.get_sharing_strategy()
+        return x.tolist(), y.tolist(), mp.get_sharing_strategy(), z.data_ptr() == x.data_ptr()
     finally:
         mp.set_sharing_strategy("file_descriptor")
 
@@ -126,12 +151,26 @@ def _file_system(lib, mp):
 def test_file_system_strategy():
     theirs, ours = _both(_file_system)
     assert ours == theirs
-    left = [n for n in os.listdir("/dev/shm") if n.startswith(f"glassgrad_{os.getpid()}_")]
     import gc
 
     gc.collect()
     left = [n for n in os.listdir("/dev/shm") if n.startswith(f"glassgrad_{os.getpid()}_")]
     assert left == []  # every name unlinked once its segment is gone
+
+
+def test_share_memory_of_a_view_moves_its_base():
+    def probe(lib, mp):
+        base = lib.arange(6.0)
+        view = base[2:].view(2, 2)
+        view.share_memory_()
+        view[0, 0] = 9.0
+        sent = lib.arange(6.0).reshape(2, 3)  # a view whose base only it holds
+        _send(sent)[0, 1] = -1.0
+        return base.is_shared(), base.tolist(), view.storage_offset(), sent.is_shared(), \
+            sent.tolist()
+
+    theirs, ours = _both(probe)
+    assert ours == theirs
 
 
 def test_share_memory_and_module_share_memory():
@@ -174,6 +213,9 @@ def test_hogwild_updates_are_seen_across_forked_processes():
 def _queue_child(q, r, done):
     t = q.get()
     t.mul_(10)
+    again = q.get()  # the same storage received twice is one storage here
+    r.put((again.data_ptr() == t.data_ptr(), again.untyped_storage() == t.untyped_storage()))
+    r.put(t[1:])  # sent back to the process it came from
     w = q.get()  # a leaf parameter: requires_grad kept
     r.put((w.requires_grad, w.is_leaf, type(w).__name__))
     r.put(w.detach() * 0 + 5)  # a new tensor made here, sent back
@@ -189,11 +231,14 @@ def test_queues_between_forked_processes():
         p.start()
         x = lib.arange(3.0) * 1
         q.put(x)
+        q.put(x)
         q.put(lib.nn.Parameter(lib.ones(2) * 1))
+        same, home = r.get(timeout=60), r.get(timeout=60)
         flags, back = r.get(timeout=60), r.get(timeout=60)
         done.set()
         p.join(60)
-        return x.tolist(), flags, back.tolist(), back.is_shared(), p.exitcode
+        return (x.tolist(), same, home.data_ptr() - x.data_ptr(), home.tolist(), flags,
+                back.tolist(), back.is_shared(), p.exitcode)
 
     theirs, ours = _both(run)
     assert ours == theirs
@@ -237,10 +282,11 @@ def test_start_processes_reports_the_failed_child(how):
 
 
 def test_spawn_warns_for_another_start_method(monkeypatch):
-    started = []
     import sys
 
-    monkeypatch.setattr(sys.modules["glassgrad.multiprocessing.spawn"], "start_processes", lambda *a, **k: started.append(k))
+    started = []
+    monkeypatch.setattr(sys.modules["glassgrad.multiprocessing.spawn"], "start_processes",
+                        lambda *a, **k: started.append(k))
     with pytest.warns(FutureWarning, match="only supports start_method=spawn"):
         gmp.spawn(_fails, args=("raise",), nprocs=1, start_method="fork")
     assert started == [{"start_method": "spawn"}]

@@ -1,12 +1,15 @@
-"""One torch program with spawned processes, run on torch and, unchanged, on glassgrad
-(``python -m glassgrad.alias``): Hogwild steps on a shared model from two ``spawn`` children,
-tensors through queues both ways, under both sharing strategies; the outputs must agree and
-neither run may leave shared memory for resource_tracker to warn about (issue 22, lane mp)."""
+"""One torch program with worker processes, run on torch and, unchanged, on glassgrad
+(``python -m glassgrad.alias``): Hogwild steps on a shared model from two children (``spawn``,
+``fork`` and ``forkserver`` on glassgrad, ``fork`` on torch, the oracle), tensors through
+queues both ways, under both sharing strategies; the outputs must agree and the glassgrad run
+may leave no shared memory behind nor anything for resource_tracker to warn about (issue 22,
+lane mp)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -21,7 +24,9 @@ import torch
 import torch.multiprocessing as mp
 
 
-def worker(rank, model, q, out, barrier, done):
+def worker(rank, model, q, out, barrier, done, whole, tail):
+    if rank == 0:
+        tail[0] = 5.0  # a view sent beside its base (one descriptor for both under spawn)
     x = torch.arange(6.0).reshape(2, 3) / (rank + 1)
     loss = model(x).pow(2).sum()
     loss.backward()
@@ -49,13 +54,15 @@ def run(strategy, start_method):
     t = torch.zeros(3)
     q.put(t)
     q.put(t)
-    procs = mp.start_processes(worker, args=(model, q, out, barrier, done), nprocs=2,
-                               join=False, start_method=start_method)
+    whole = torch.zeros(3).share_memory_()
+    procs = mp.start_processes(worker, args=(model, q, out, barrier, done, whole, whole[1:]),
+                               nprocs=2, join=False, start_method=start_method)
     got = sorted([out.get(timeout=120) for _ in range(2)], key=lambda r: r[0])
     done.set()
     procs.join()
     return {
         "weight": model.weight.tolist(), "bias": model.bias.tolist(), "t": t.tolist(),
+        "whole": whole.tolist(),
         "shared": [model.weight.is_shared(), t.is_shared()],
         "children": [(r, round(loss, 5), back.tolist(), back.is_shared(), cls, grad)
                      for r, loss, back, cls, grad in got],
@@ -64,20 +71,28 @@ def run(strategy, start_method):
 
 if __name__ == "__main__":
     # spawn under file_descriptor (Process arguments pickled: DupFd through the Popen), then
-    # fork under file_system (arguments inherited; queues send /dev/shm names)
-    print(json.dumps([run("file_descriptor", "spawn"), run("file_system", "fork")]))
+    # fork under file_system (arguments inherited; queues send /dev/shm names), then a fork
+    # server (its children are forked from a server started before them)
+    first, server = sys.argv[1:3]
+    print(json.dumps([run("file_descriptor", first), run("file_system", "fork"),
+                      run("file_descriptor", server)]))
 '''
 
 
 def _our_shm_names() -> set:
-    return {n for n in os.listdir("/dev/shm") if n.startswith("glassgrad_")}
+    # (the names glassgrad/multiprocessing/_named.py makes: glassgrad_<pid>_<12 hex digits>)
+    return {n for n in os.listdir("/dev/shm") if re.fullmatch(r"glassgrad_\d+_[0-9a-f]{12}", n)}
 
 
 def _run(tmp_path, library: str):
     script = tmp_path / "hogwild_program.py"
     script.write_text(PROGRAM)
     env = dict(os.environ, PYTHONPATH=ROOT, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, str(script)]
+    # NOTE: torch, the oracle, runs every part with fork: the answer does not depend on the
+    # start method, and spawned torch children would add ~20 s of imports to the test
+    oracle = library == "torch"
+    cmd = [sys.executable, str(script), "fork" if oracle else "spawn",
+           "fork" if oracle else "forkserver"]
     if library == "glassgrad":
         cmd[1:1] = ["-m", "glassgrad.alias"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env,
@@ -95,6 +110,7 @@ def test_spawned_hogwild_program_matches_torch(tmp_path):
     for mine, torch_s in zip(ours, theirs):
         assert mine["shared"] == torch_s["shared"] == [True, True]
         assert mine["t"] == torch_s["t"] == [3.0, 3.0, 3.0]
+        assert mine["whole"] == torch_s["whole"] == [0.0, 5.0, 0.0]
         assert mine["children"] == torch_s["children"]
         for key in ("weight", "bias"):
             np.testing.assert_allclose(mine[key], torch_s[key], rtol=1e-6, atol=1e-7)

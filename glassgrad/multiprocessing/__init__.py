@@ -6,8 +6,10 @@ Every name of ``multiprocessing`` is here (``Process``, ``Pool``, ``Queue``, ``S
 glassgrad registers reducers (reductions.py) so that any multiprocessing channel sends tensors as
 handles to shared memory: the receiving process sees the same storage, and in-place updates in
 either are seen by the other (Hogwild training). Added: ``spawn``/``start_processes`` and
-``ProcessContext`` (spawn.py), and the sharing strategies (``get_sharing_strategy``,
-``set_sharing_strategy``, ``get_all_sharing_strategies``).
+``ProcessContext`` (spawn.py), the sharing strategies (``get_sharing_strategy``,
+``set_sharing_strategy``, ``get_all_sharing_strategies``), and ``Tensor.share_memory_`` /
+``is_shared`` and the storages' ``share_memory_`` / ``is_shared`` / ``_new_shared`` over shared
+segments (_segment.py, _storage_shared.py).
 
 Example::
 
@@ -19,17 +21,20 @@ Example::
 import multiprocessing
 from multiprocessing import *  # noqa: F403 - torch re-exports the whole module the same way
 
-from ._strategy import get_all_sharing_strategies, get_sharing_strategy, set_sharing_strategy
+from ._strategy import (  # noqa: F401
+    get_all_sharing_strategies, get_sharing_strategy, set_sharing_strategy,
+)
 from .reductions import init_reductions
-from .spawn import (
+from .spawn import (  # noqa: F401
     ENV_VAR_PARALLEL_START, ProcessContext, ProcessExitedException,
     ProcessRaisedException, SpawnContext, spawn, start_processes,
 )
-from . import _alias_child, _segment
+from . import _alias_child, _segment, _storage_shared
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]
 __all__ += multiprocessing.__all__
 
 _segment.attach_methods()
+_storage_shared.attach_methods()
 init_reductions()
 _alias_child.install()

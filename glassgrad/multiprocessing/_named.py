@@ -4,8 +4,9 @@ segments] in _segment.py).
 Each segment owns one name, unlinked by the process that owns it when the segment is collected
 or the process exits. Sending links a fresh transit name to the same file; the receiver renames
 it to a name of its own (so each name has exactly one owner), and the sender unlinks at exit any
-transit name nobody took (a receiver must take it while the sender lives, as with descriptors). Only a process killed with names in flight leaves files behind, as
-torch's ``file_system`` strategy can. multiprocessing's resource_tracker is not used: a finalizer
+transit name nobody took (a receiver must take it while the sender lives, as with descriptors).
+Only a process killed with names in flight leaves files behind, as torch's ``file_system``
+strategy can. multiprocessing's resource_tracker is not used: a finalizer
 calling it during garbage collection re-enters it, and a process forked while another thread held
 its lock would deadlock in it.
 """
@@ -92,6 +93,9 @@ def adopt(name: str, nbytes: int):
     os.rename(_DIR + name, _DIR + own)
     fd = os.open(_DIR + own, os.O_RDWR)
     seg = _open_segment(fd, nbytes)
-    _own(seg, own)
+    if seg.name is None:
+        _own(seg, own)
+    else:  # a file already mapped here, under the name this process owns
+        os.unlink(_DIR + own)
     return seg
 

@@ -24,10 +24,10 @@ To pickle outside a channel, ``ForkingPickler.dumps(obj)`` / ``pickle.loads`` in
 Rules, as torch's:
 
 - A tensor whose storage is private is moved into a new shared segment first, in place
-  (``share_memory_()``: the sender keeps using the shared copy). When views or NumPy arrays also
-  see that storage glassgrad cannot move it under them, so it sends a shared copy instead and the
-  sender's tensor stays private (torch moves the storage under all views; NOTE [Shared
-  segments] in _segment.py).
+  (``share_memory_()``: the sender keeps using the shared copy; a view moves with its base).
+  When other views, NumPy arrays or saved tensors also see that storage glassgrad cannot move it
+  under them, so it sends a shared copy instead and the sender's tensor stays private (torch
+  moves the storage under all of them; NOTE [Shared segments] in _segment.py).
 - Sizes, strides, storage offset, dtype and ``requires_grad`` travel; ``.grad``, hooks, the
   version counter and the graph do not. A leaf that requires grad (a Parameter) arrives as a
   leaf that requires grad; a non-leaf that requires grad raises RuntimeError ("Cowardly refusing
@@ -73,10 +73,8 @@ def _shared_array(t: Tensor) -> np.ndarray:
     """``t``'s array over a shared segment: moving its storage there first when it is private."""
     if _segment.segment_of(t._array) is not None:
         return t._array
-    from .._tensor_methods_storage import _sole_user
-
-    if not _segment.is_shared(t) and _sole_user(t):
-        return _segment.share_memory_(t)._array
+    if not _segment.is_shared(t) and _segment.move_in_place(t):
+        return t._array
     arr = _segment.moved_copy(t._array)  # NOTE [Shared segments]: views see this storage
     _keep_until_started(_segment.segment_of(arr))
     return arr
@@ -90,6 +88,14 @@ def _handle(seg) -> tuple:
         name = _named.send_name(seg)
         if name is not None:
             return ("name", name, len(seg))
+    popen = _mp_context.get_spawning_popen()
+    if popen is not None:
+        # NOTE: spawn passes each descriptor to the child once (a repeated one is an error of
+        # fork_exec): views of one storage in a Process's arguments share one DupFd
+        sent = popen.__dict__.setdefault("_glassgrad_fds", {})
+        if seg.fd not in sent:
+            sent[seg.fd] = _mp_reduction.DupFd(seg.fd)
+        return ("fd", sent[seg.fd], len(seg))
     return ("fd", _mp_reduction.DupFd(seg.fd), len(seg))
 
 
@@ -173,7 +179,7 @@ def _rebuild_storage(handle, offset, nbytes, dtype):
     if handle is None:
         raw = np.empty(0, np.uint8)
     else:
-        raw = np.frombuffer(_attach(handle), np.uint8)[offset:offset + nbytes]
+        raw = _attach(handle).bytes()[offset:offset + nbytes]
     if dtype is None:
         return _storage.UntypedStorage._wrap(raw)
     return _storage.TypedStorage._wrap(raw.view(dtype.np), dtype)

@@ -18,3 +18,20 @@ if os.environ.get("PROGRAMS_TORCH_SEED"):
 
     library = importlib.import_module(os.environ.get("PROGRAMS_LIBRARY", "torch"))
     library.manual_seed(int(os.environ["PROGRAMS_TORCH_SEED"]))
+
+# issue 22, lane mp
+if os.environ.get("PROGRAMS_PROCESSES_IN_TURN"):
+    # Hogwild programs (mnist_hogwild) start their training processes together, so what each one
+    # prints depends on which update the other made first: here each Process.start() first waits
+    # for the processes started before it, which makes the run repeatable. They still share the
+    # one model: each process's losses show the updates the others made through shared memory.
+    from multiprocessing import process as _process
+
+    _start = _process.BaseProcess.start
+
+    def _start_in_turn(self):
+        for earlier in list(_process._children):
+            earlier.join()
+        _start(self)
+
+    _process.BaseProcess.start = _start_in_turn
