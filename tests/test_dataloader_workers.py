@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import pickle
 import random
+import re
 import signal
 import time
 import warnings
@@ -238,6 +239,35 @@ def test_killed_worker_raises_instead_of_hanging():
         pids = _worker_pids(it) if m is glassgrad else []
         del it, info
         assert _gone(pids)  # no reference cycle keeps the failed pass alive
+
+
+class DiesAfterSending:
+    def __new__(cls, m):
+        class Dies(data(m).Dataset):
+            def __len__(self):
+                return 8
+
+            def __getitem__(self, i):
+                if i == 4:  # batch [2, 3] is sent, not yet received: its memory is lost too
+                    time.sleep(0.3)
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return m.full((3,), float(i))
+
+        return Dies()
+
+
+def test_worker_dead_before_its_sent_batch_is_received():
+    for m in (glassgrad, torch):
+        it = iter(data(m).DataLoader(DiesAfterSending(m), batch_size=2, num_workers=1))
+        assert tolist(next(it))[1] == [1.0] * 3
+        # torch's SIGCHLD handler may raise already in the sleep: "(pid N) is killed by signal"
+        with pytest.raises(RuntimeError, match=r"^DataLoader worker \(pid") as info:
+            time.sleep(1.0)
+            next(it)
+        if m is glassgrad:
+            assert re.match(r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly",
+                            str(info.value))
+        del it, info
 
 
 class Slow:

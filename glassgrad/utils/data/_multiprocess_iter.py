@@ -122,7 +122,6 @@ class MultiProcessingDataLoaderIter(BaseDataLoaderIter):
         super()._reset(loader)
         self._send_idx = self._rcvd_idx = 0
         self._task_info: dict[int, list] = {}  # task -> [worker] or [worker, result]
-        self._outstanding = 0
         self._active = [True] * self._num_workers
         self._worker_tasks = [0] * self._num_workers
         self._next_worker = itertools.cycle(range(self._num_workers))
@@ -138,21 +137,27 @@ class MultiProcessingDataLoaderIter(BaseDataLoaderIter):
             self._try_put_index()
 
     def _try_get_data(self, timeout: float):
+        lost = False
         try:
             task, data = self._pool.results.get(timeout=timeout)
         except queue.Empty:
             pass
         else:
-            if isinstance(data, bytes):
+            if not isinstance(data, bytes):
+                return True, (task, data)
+            try:
                 # unpickled at once, as a Queue does: each tensor's segment is fetched from the
                 # worker while it is surely alive (a worker whose IterableDataset ended is
                 # stopped while its earlier batches wait for their turn)
-                data = pickle.loads(data)
-            return True, (task, data)
+                return True, (task, pickle.loads(data))
+            except (OSError, EOFError):
+                if all(w.is_alive() for w in self._pool.workers):
+                    raise
+                lost = True  # its worker died before the segments were fetched
         # NOTE: raised outside the except block, so that no frame holds the caught exception:
         # that cycle would keep this iterator, and its workers, alive until a GC pass
         dead = [wid for wid, w in enumerate(self._pool.workers)
-                if self._active[wid] and not w.is_alive()]
+                if (self._active[wid] or lost) and not w.is_alive()]
         if not dead:
             return False, None
         for wid in dead:
@@ -197,7 +202,6 @@ class MultiProcessingDataLoaderIter(BaseDataLoaderIter):
                 self._rcvd_idx += 1
                 return self._process_data(data, wid)
             task, data = self._get_data()
-            self._outstanding -= 1
             if isinstance(data, _worker.IterableDatasetStopIteration):
                 if self._persistent:
                     self._active[data.worker_id] = False
@@ -230,7 +234,6 @@ class MultiProcessingDataLoaderIter(BaseDataLoaderIter):
         self._pool.index_queues[wid].put((self._send_idx, index))
         self._task_info[self._send_idx] = [wid]
         self._worker_tasks[wid] += 1
-        self._outstanding += 1
         self._send_idx += 1
 
     def _process_data(self, data, wid: int):
