@@ -4,8 +4,8 @@ See NOTE [Worker processes] for what the workers do and NOTE [Batches through sh
 (both in ``_worker.py``) for how batches come back. Here: at most ``prefetch_factor *
 num_workers`` batches are in flight; batch k goes to the next active worker in round-robin order,
 results are reassembled by batch number (``in_order=False`` hands each over as it arrives); a
-worker that dies is reported instead of waited for; shutdown (end of the pass, the iterator collected, or interpreter exit) stops and
-joins every worker.
+worker that dies is reported instead of waited for; shutdown (end of the pass, the iterator
+collected, or interpreter exit) stops and joins every worker.
 """
 
 from __future__ import annotations
