@@ -321,33 +321,6 @@ def test_fast_path_gathers_once_and_equals_generic_path(monkeypatch, drop_last):
     assert x.tolist() == [0, 2, 4, 6]
 
 
-def test_workers_run_in_process():
-    seen = []
-
-    class Probe(gdata.Dataset):
-        def __len__(self):
-            return 6
-
-        def __getitem__(self, i):
-            info = gdata.get_worker_info()
-            seen.append((info.id, info.num_workers))
-            return glassgrad.rand(1)
-
-    inits = []
-    glassgrad.manual_seed(0)
-    loader = gdata.DataLoader(Probe(), batch_size=2, num_workers=3, worker_init_fn=inits.append,
-                              persistent_workers=True, pin_memory=True, prefetch_factor=4)
-    assert len(list(loader)) == 3 and len(list(loader)) == 3
-    assert set(seen) == {(0, 3), (1, 3), (2, 3)} and inits == [0, 1, 2]  # as torch's 3 workers
-    assert gdata.get_worker_info() is None
-    after = glassgrad.rand(3).numpy()
-    glassgrad.manual_seed(0)
-    quiet = gdata.DataLoader(gdata.TensorDataset(glassgrad.zeros(6)), batch_size=2, num_workers=3,
-                             persistent_workers=True)
-    list(quiet), list(quiet)
-    np.testing.assert_array_equal(glassgrad.rand(3).numpy(), after)  # the main stream is untouched
-
-
 def test_samplers_match_torch():
     for drop_last in (False, True):
         ours = gdata.BatchSampler(gdata.SequentialSampler(range(10)), 3, drop_last)

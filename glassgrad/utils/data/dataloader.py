@@ -1,27 +1,17 @@
 """``DataLoader`` and ``default_collate`` (``torch.utils.data.dataloader``, ``..._utils.collate``).
 
-NOTE [In-process workers]: glassgrad never starts worker processes. ``num_workers=N > 0`` is
-accepted and runs in this process as torch's N workers would for a map-style dataset: batch k is
-fetched by worker ``k % N`` (torch's round-robin), whose ``get_worker_info()`` is worker i of N and
-whose global random stream is its own, seeded with the pass's ``base_seed + i`` as in torch's
-worker i, so a dataset's random augmentations are torch's and the main stream is untouched;
-``worker_init_fn(i)`` is called for each worker when a pass starts (once per loader with
-``persistent_workers``). An IterableDataset runs as one worker (0 of 1): torch would give each of
-N workers its own replica of the stream. Python's ``random`` and NumPy's global state are not
-reseeded. ``pin_memory``, ``timeout``,
-``prefetch_factor``, ``multiprocessing_context`` and ``in_order`` are accepted and have no effect.
-
-NOTE [Batch fast path]: with the default collate, a ``TensorDataset`` (or a ``Subset`` of one) is
-batched with one fancy index per tensor instead of one ``__getitem__`` per sample plus a stack; the
-result is the same list ``[x_batch, y_batch]`` default_collate would build.
+``num_workers=0`` fetches in this process; ``num_workers > 0`` starts worker processes (NOTE
+[Worker processes] in ``_worker.py``, the main side in ``_multiprocess_iter.py``). A TensorDataset
+is batched by fancy indexing either way (NOTE [Batch fast path] in ``_fetch.py``).
 """
 
 from __future__ import annotations
 
 import collections
 import copy
-import itertools
 import math
+import multiprocessing
+import os
 import re
 import warnings
 from collections.abc import Callable
@@ -31,6 +21,9 @@ import numpy as np
 from ... import _factories, dtypes
 from ...ops import shape as _shape_ops
 from ...tensor import Tensor
+from ._base_iter import BaseDataLoaderIter
+from ._fetch import create_fetcher
+from ._worker import WorkerInfo, get_worker_info
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -162,37 +155,6 @@ def default_collate(batch):
     raise TypeError(_default_collate_err_msg_format.format(elem_type))
 
 
-class WorkerInfo:
-    """What ``get_worker_info()`` returns inside a worker: ``id``, ``num_workers``, ``seed``,
-    ``dataset`` (``torch.utils.data.WorkerInfo``); read-only."""
-
-    __initialized = False
-
-    def __init__(self, **kwargs) -> None:
-        for k, v in kwargs.items():
-            setattr(self, k, v)
-        self.__keys = tuple(kwargs.keys())
-        self.__initialized = True
-
-    def __setattr__(self, key, val) -> None:
-        if self.__initialized:
-            raise RuntimeError(f"Cannot assign attributes to {self.__class__.__name__} objects")
-        return super().__setattr__(key, val)
-
-    def __repr__(self) -> str:
-        items = [f"{k}={getattr(self, k)}" for k in self.__keys]
-        return f"{self.__class__.__name__}({', '.join(items)})"
-
-
-_worker_info: WorkerInfo | None = None
-
-
-def get_worker_info() -> WorkerInfo | None:
-    """Worker information while a ``DataLoader`` with ``num_workers > 0`` runs the dataset, else
-    None (``torch.utils.data.get_worker_info``). See NOTE [In-process workers]."""
-    return _worker_info
-
-
 class _InfiniteConstantSampler(Sampler):
     """The index source of an IterableDataset: ``None`` forever."""
 
@@ -201,143 +163,19 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-class _Worker:
-    """The state of the in-process worker: its WorkerInfo and its own global random stream."""
-
-    def __init__(self, loader: DataLoader, base_seed: int, wid: int = 0, num: int = 1) -> None:
-        seed = base_seed + wid
-        self.info = WorkerInfo(id=wid, num_workers=num, seed=seed, dataset=loader.dataset)
-        self.seed, self.rng = seed, _factories.Generator().manual_seed(seed)._rng
-        if loader.worker_init_fn is not None:
-            with self:
-                loader.worker_init_fn(wid)
-
-    def __enter__(self):
-        global _worker_info
-        gen = _factories.default_generator
-        self._saved = _worker_info, gen._rng, gen._seed
-        _worker_info = self.info
-        gen._rng, gen._seed = self.rng, self.seed
-
-    def __exit__(self, *exc):
-        global _worker_info
-        gen = _factories.default_generator
-        self.rng, self.seed = gen._rng, gen._seed
-        _worker_info, gen._rng, gen._seed = self._saved
-
-    @staticmethod
-    def main_stream(pass_, indices):
-        """Advance ``indices`` (the sampler) outside the worker of the batch being fetched
-        (``pass_._worker``), on the main stream, as torch's sampler runs in the main process while
-        only fetching runs in the workers."""
-        it = iter(indices)
-        while True:
-            worker = pass_._worker
-            worker.__exit__()
-            try:
-                item = next(it)
-            except StopIteration:
-                return
-            finally:
-                worker.__enter__()
-            yield item
-
-
-def _workers(loader: DataLoader, base_seed: int) -> list:
-    """The pass's in-process workers: N for a map-style dataset, one for an IterableDataset."""
-    if isinstance(loader.dataset, IterableDataset):
-        return [_Worker(loader, base_seed)]
-    return [_Worker(loader, base_seed, i, loader.num_workers) for i in range(loader.num_workers)]
-
-
-class _DataLoaderIter:
-    """One pass over a DataLoader (``for batch in loader``); ``len()`` is the number of batches."""
+class _SingleProcessDataLoaderIter(BaseDataLoaderIter):
+    """A pass fetched in this process (``num_workers=0``)."""
 
     def __init__(self, loader: DataLoader) -> None:
-        self._loader = loader
-        self._num_yielded = 0
-        self._len_called = loader._IterableDataset_len_called
-        self._worker, self._workers = None, None
-        reused = loader.num_workers > 0 and loader.persistent_workers and loader._workers
-        if reused:  # torch resets its persistent iterator: no new base seed is drawn
-            self._workers = loader._workers
-        else:
-            # torch: empty((), dtype=int64).random_(generator=loader.generator), one random64
-            seed = _factories.empty((), dtype=dtypes.int64).random_(generator=loader.generator)
-            self._base_seed = int(seed.item())
-        if loader.num_workers > 0:
-            if loader.persistent_workers:
-                if loader._workers is None:
-                    loader._workers = _workers(loader, self._base_seed)
-                self._workers = loader._workers
-            else:
-                self._workers = _workers(loader, self._base_seed)
-            self._worker = self._workers[0]
-        self._batches = self._generate()
+        super().__init__(loader)
+        if self._timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0\n"
+                                 "glassgrad: timeout applies to worker processes; set "
+                                 "num_workers > 0 or timeout=0.")
+        self._fetcher = create_fetcher(self._spec)
 
-    def __iter__(self):
-        return self
-
-    def __len__(self) -> int:
-        return len(self._loader._index_sampler)
-
-    def __next__(self):
-        if self._worker is None:
-            data = next(self._batches)
-        else:
-            self._worker = self._workers[self._num_yielded % len(self._workers)]
-            with self._worker:
-                data = next(self._batches)
-        self._num_yielded += 1
-        if self._len_called is not None and self._num_yielded > self._len_called:
-            warnings.warn(
-                f"Length of IterableDataset {self._loader.dataset} was reported to be "
-                f"{self._len_called}(when accessing len(dataloader)), but {self._num_yielded} "
-                "samples have been fetched. ",
-                stacklevel=2,
-            )
-        return data
-
-    def _generate(self):
-        loader = self._loader
-        dataset, collate_fn = loader.dataset, loader.collate_fn
-        if isinstance(dataset, IterableDataset):
-            samples = iter(dataset)
-            if loader.batch_size is None:
-                for sample in samples:
-                    yield collate_fn(sample)
-                return
-            while True:
-                data = list(itertools.islice(samples, loader.batch_size))
-                if not data or (loader.drop_last and len(data) < loader.batch_size):
-                    return
-                yield collate_fn(data)
-        main = ((lambda it: it) if self._worker is None
-                else (lambda it: _Worker.main_stream(self, it)))
-        if not loader._auto_collation:
-            for index in main(loader.sampler):
-                yield collate_fn(dataset[index])
-            return
-        gather = None
-        if collate_fn is default_collate and hasattr(dataset, "_batch_gather"):
-            gather = dataset._batch_gather()
-        batches = None
-        if gather is not None and isinstance(loader.batch_sampler, BatchSampler):
-            batches = loader.batch_sampler._index_batches()
-        if batches is None:
-            batches = iter(loader.batch_sampler)
-        getitems = getattr(dataset, "__getitems__", None)
-        for indices in main(batches):
-            if gather is not None:
-                index_array = np.asarray(indices)
-                if index_array.dtype.kind in "iu" and index_array.ndim == 1:
-                    yield gather(index_array.astype(np.int64, copy=False))
-                    continue
-                indices = index_array.tolist()
-            if getitems:
-                yield collate_fn(getitems(indices))
-            else:
-                yield collate_fn([dataset[i] for i in indices])
+    def _next_data(self):
+        return self._fetcher.fetch(next(self._sampler_iter))
 
 
 class DataLoader:
@@ -347,8 +185,15 @@ class DataLoader:
     ``RandomSampler`` seeded from ``generator``, a new order every pass), fetches the samples and
     merges them with ``collate_fn`` (default: ``default_collate``; with ``batch_size=None``,
     ``default_convert`` per sample). ``len(loader)`` is the number of batches. Argument errors
-    (ValueError) are PyTorch's. ``num_workers > 0`` runs in this process: see NOTE [In-process
-    workers]; a TensorDataset is batched by fancy indexing: NOTE [Batch fast path].
+    (ValueError) are PyTorch's. ``num_workers > 0`` fetches in that many worker processes, each
+    batch from one worker, handed over in the order ``num_workers=0`` gives; at most
+    ``prefetch_factor * num_workers`` batches are in flight; ``persistent_workers`` keeps the
+    workers between passes; ``worker_init_fn(worker_id)`` runs first in each worker, where
+    ``get_worker_info()`` describes it; worker i is seeded with ``base_seed + i`` as in torch;
+    ``timeout`` (seconds) bounds each wait for a batch (RuntimeError); a worker's exception is
+    raised again here with its id and traceback; a worker that dies raises RuntimeError;
+    ``multiprocessing_context`` is a start method name or context. ``pin_memory`` has no effect
+    without an accelerator (a warning, as torch). See NOTE [Worker processes].
 
     Example::
 
@@ -387,11 +232,6 @@ class DataLoader:
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
-        if multiprocessing_context is not None and num_workers == 0:
-            raise ValueError(
-                "multiprocessing_context can only be used with multi-process loading "
-                f"(num_workers > 0), but got num_workers={num_workers}"
-            )
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -454,9 +294,39 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
-        self._workers = None
+        self._iterator = None
         self._IterableDataset_len_called = None
         self.__initialized = True
+        self.check_worker_number_rationality()
+
+    @property
+    def multiprocessing_context(self):
+        """The ``multiprocessing`` context workers start in (None: the default start method)."""
+        return self.__multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, multiprocessing_context) -> None:
+        if multiprocessing_context is not None:
+            if self.num_workers == 0:
+                raise ValueError(
+                    "multiprocessing_context can only be used with multi-process loading "
+                    f"(num_workers > 0), but got num_workers={self.num_workers}"
+                )
+            if isinstance(multiprocessing_context, str):
+                valid = multiprocessing.get_all_start_methods()
+                if multiprocessing_context not in valid:
+                    raise ValueError(
+                        "multiprocessing_context option should specify a valid start method in "
+                        f"{valid!r}, but got multiprocessing_context={multiprocessing_context!r}"
+                    )
+                multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
+            if not isinstance(multiprocessing_context, multiprocessing.context.BaseContext):
+                raise TypeError(
+                    "multiprocessing_context option should be a valid context object or a string "
+                    f"specifying the start method, but got multiprocessing_context="
+                    f"{multiprocessing_context}"
+                )
+        self.__multiprocessing_context = multiprocessing_context
 
     def __setattr__(self, attr, val) -> None:
         if self.__initialized and attr in (
@@ -475,8 +345,23 @@ class DataLoader:
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
-    def __iter__(self) -> _DataLoaderIter:
-        return _DataLoaderIter(self)
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        from ._multiprocess_iter import MultiProcessingDataLoaderIter
+
+        self.check_worker_number_rationality()
+        return MultiProcessingDataLoaderIter(self)
+
+    def __iter__(self):
+        # persistent workers live in one iterator for the loader's lifetime, reset each pass
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset(self)
+            return self._iterator
+        return self._get_iterator()
 
     def __len__(self) -> int:
         if isinstance(self.dataset, IterableDataset):
@@ -490,4 +375,25 @@ class DataLoader:
         return len(self._index_sampler)
 
     def check_worker_number_rationality(self) -> None:
-        """No-op: glassgrad starts no worker processes (NOTE [In-process workers])."""
+        """Warn (UserWarning, torch's text) when ``num_workers`` exceeds the CPUs this process
+        may use."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        cpus = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if cpus is not None and self.num_workers <= cpus:
+            return
+        if cpus is None:
+            suggestion = ("DataLoader is not able to compute a suggested max number of worker in "
+                          "current system.")
+        else:
+            suggestion = (f"Our suggested max number of worker in current system is {cpus}"
+                          f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}"
+                          ", which is smaller than what this DataLoader is going to create.")
+        warnings.warn(
+            f"This DataLoader will create {self.num_workers} worker processes in total. "
+            f"{suggestion} Please be aware that excessive worker creation might get DataLoader "
+            "running slow or even freeze, lower the worker number to avoid potential "
+            "slowness/freeze if necessary.",
+            stacklevel=2,
+        )

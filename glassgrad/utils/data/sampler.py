@@ -2,8 +2,9 @@
 
 Randomness comes from a ``glassgrad.Generator``: pass one to make an order reproducible. Each pass
 over a random sampler draws a fresh order, so epochs differ. ``SequentialSampler`` and
-``RandomSampler`` can also hand over a whole epoch as one index array (``_index_array``), which
-the ``DataLoader`` slices into batches without a Python step per sample.
+``RandomSampler`` can also hand over an epoch as int64 arrays (``_index_chunks``), which the
+``DataLoader`` slices into batches without a Python step per sample; a pass is never materialised
+whole, so ``RandomSampler(replacement=True, num_samples=int(1e10))`` costs memory for one chunk.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import numpy as np
 
 from ... import _factories, dtypes
 from ...tensor import Tensor
+
+_CHUNK = 1 << 16  # indices per array handed to the DataLoader's batch slicing
+_TORCH_CHUNK = 32  # torch's RandomSampler draws with replacement 32 at a time
 
 __all__ = [
     "BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
@@ -45,8 +49,10 @@ class SequentialSampler(Sampler):
     def __len__(self) -> int:
         return len(self.data_source)
 
-    def _index_array(self) -> np.ndarray:
-        return np.arange(len(self.data_source), dtype=np.int64)
+    def _index_chunks(self, size: int = _CHUNK) -> Iterator[np.ndarray]:
+        n = len(self.data_source)
+        for start in range(0, n, size):
+            yield np.arange(start, min(n, start + size), dtype=np.int64)
 
 
 class RandomSampler(Sampler):
@@ -80,22 +86,31 @@ class RandomSampler(Sampler):
             return len(self.data_source)
         return self._num_samples
 
-    def _index_array(self) -> np.ndarray:
-        """One pass of indices as an int64 array; draws from the generator like ``__iter__``."""
+    def _index_chunks(self, size: int = _CHUNK) -> Iterator[np.ndarray]:
+        """One pass of indices as int64 arrays of at most ``size`` (with replacement), drawn
+        lazily from the generator as ``__iter__`` draws them."""
         n = len(self.data_source)
         generator = self.generator
         if generator is None:
             seed = int(_factories.empty((), dtype=dtypes.int64).random_().item())  # as torch
             generator = _factories.Generator().manual_seed(seed)
         if self.replacement:
-            return _factories.randint(0, n, (self.num_samples,), generator=generator)._array
-        perms = [_factories.randperm(n, generator=generator)._array
-                 for _ in range(self.num_samples // n)]
-        perms.append(_factories.randperm(n, generator=generator)._array[: self.num_samples % n])
-        return np.concatenate(perms) if len(perms) > 1 else perms[0]
+            # NOTE: torch draws 32 at a time; randint spends one word per index whatever the
+            # chunk, so any chunk size gives torch's index stream (checked against torch)
+            left = self.num_samples
+            while left > 0:
+                k = min(left, size)
+                left -= k
+                yield _factories.randint(0, n, (k,), generator=generator)._array
+            return
+        for _ in range(self.num_samples // n):
+            yield _factories.randperm(n, generator=generator)._array
+        # torch draws a whole permutation for the remainder, even an empty one
+        yield _factories.randperm(n, generator=generator)._array[: self.num_samples % n]
 
     def __iter__(self) -> Iterator[int]:
-        yield from self._index_array().tolist()
+        for chunk in self._index_chunks(_TORCH_CHUNK):
+            yield from chunk.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -215,8 +230,13 @@ class BatchSampler(Sampler):
         return self._slices()
 
     def _slices(self):
-        order = self.sampler._index_array()
-        n, b = len(order), self.batch_size
-        stop = n - n % b if self.drop_last else n
-        for start in range(0, stop, b):
-            yield order[start : start + b]
+        b, pending = self.batch_size, None
+        for chunk in self.sampler._index_chunks():
+            if pending is not None and len(pending):
+                chunk = np.concatenate([pending, chunk])
+            stop = len(chunk) - len(chunk) % b
+            for start in range(0, stop, b):
+                yield chunk[start : start + b]
+            pending = chunk[stop:]
+        if pending is not None and len(pending) and not self.drop_last:
+            yield pending
