@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from . import linalg as _la
+from .autograd.node_names import named_as
 from .ops._linalg_check import check_matrix, check_tensors, result_type, write_out
 from .ops.linalg_solve import logdet  # noqa: F401 - re-exported
 
@@ -245,7 +246,7 @@ def norm_except_dim(v, pow=2, dim=0):
 def dist(input, other, p=2):
     """``||input - other||_p`` over all elements, broadcasting (``torch.dist``)."""
     check_tensors("dist", ("input", input), ("other", other))
-    return _la.vector_norm(input - other, p)
+    return named_as(_la.vector_norm(input - other, p), "DistBackward0", input, other)
 
 
 def _scaled_sum(op, input, product, beta, alpha):

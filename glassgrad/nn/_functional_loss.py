@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..amp.autocast import autocast_args
+from ..autograd.node_names import named_as
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax
 from ..ops._util import half, is_tensor
@@ -106,7 +107,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     if beta == 0:
         return _reduce(ad, reduction)
     loss = where(ad < beta, diff * diff * (0.5 / beta), ad - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return named_as(_reduce(loss, reduction), "SmoothL1LossBackward0", input, target)
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
@@ -120,8 +121,9 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     diff = input - target
     ad = diff.abs()
     loss = where(ad < delta, diff * diff * 0.5, (ad - 0.5 * delta) * delta)
-    return _reduce(loss, reduction) if weight is None else _weighted(loss, weight, input,
-                                                                     reduction, False)
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, False)
+    return named_as(_reduce(loss, reduction), "HuberLossBackward0", input, target)
 
 
 def _weighted(loss, weight, input, reduction, by_weight):
@@ -313,7 +315,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return named_as(_reduce(loss, reduction), "BinaryCrossEntropyBackward0", input, target)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,

@@ -14,6 +14,7 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import _state as _grad_mode
+from ..autograd.node_names import named_as
 from . import primitive
 from ._names import scalar_type
 from ._util import cast, half, widened, wrap_dim, wrap_dims
@@ -498,14 +499,17 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var, mean)`` over ``dim`` (``torch.var_mean``)."""
     v = _var(input, dim, unbiased, keepdim, correction, "var_mean")
     dim, _ = _correction(dim, unbiased, correction, "var_mean")
-    return v, mean(input, dim, keepdim)
+    # torch's one node for both outputs: each output's node takes its name
+    return (named_as(v, "VarMeanBackward0", input),
+            named_as(mean(input, dim, keepdim), "VarMeanBackward0", input))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std, mean)`` over ``dim`` (``torch.std_mean``)."""
     s = StdFromVar.apply(_var(input, dim, unbiased, keepdim, correction, "std_mean"))
     dim, _ = _correction(dim, unbiased, correction, "std_mean")
-    return s, mean(input, dim, keepdim)
+    return (named_as(s, "StdMeanBackward0", input),
+            named_as(mean(input, dim, keepdim), "StdMeanBackward0", input))
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):

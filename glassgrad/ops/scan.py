@@ -127,6 +127,7 @@ first and higher order; integer/bool input gives int64."""
 
 class LogCumSumExp(Primitive):
     saves = ("x", "result")
+    node_name = "LogcumsumexpBackward0"
 
     @staticmethod
     def forward(xp, x, *, dim):
