@@ -223,6 +223,12 @@ def run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retai
     """Execute the graph behind ``roots``. With ``inputs``, run only what leads to them and return
     the gradient arriving at each input (captured after its hooks). ``user_retain``: user code
     passed ``retain_graph=True`` (NOTE [Diagnostics] records the graph)."""
+    # NOTE [NumPy warnings] in ops/primitive.py: one errstate per backward, not per node
+    with np.errstate(all="ignore"):
+        return _run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retain)
+
+
+def _run(roots, seeds, retain_graph, create_graph, inputs, accumulate, user_retain):
     if _Hooks.forward_ad is not None:  # NOTE [Forward transforms] in func/_forward.py
         _forward_ad._State.backward_runs += 1
     root_edges = [_edge(t) for t in roots]

@@ -17,6 +17,7 @@ from ..autograd.grad_mode import _state as _grad_mode
 from ..autograd.node_names import named_as
 from . import primitive
 from ._names import scalar_type
+from ._numpy_warnings import prod_of, sum_of
 from ._util import cast, half, widened, wrap_dim, wrap_dims
 from .primitive import Primitive
 from .reduction_backward import MeanBackward, SumBackward
@@ -58,8 +59,8 @@ class Sum(Primitive):
     @staticmethod
     def forward(xp, x, *, dims, keepdim, shape):
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
-            return xp.sum(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(x.dtype)
-        return xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
+            return sum_of(xp, x, dims, keepdim, np.float32).astype(x.dtype)
+        return sum_of(xp, x, dims, keepdim, x.dtype)
 
     @staticmethod
     def backward(grad, *, dims, keepdim, shape):
@@ -78,9 +79,10 @@ class Mean(Primitive):
         if n == 0:
             with np.errstate(invalid="ignore"):
                 return xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype) / x.dtype.type(0)
+        # NOTE: NumPy's mean is this sum divided by the count (NOTE [NumPy warnings])
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
-            return xp.mean(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(x.dtype)
-        return xp.mean(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
+            return (sum_of(xp, x, dims, keepdim, np.float32) / np.float32(n)).astype(x.dtype)
+        return sum_of(xp, x, dims, keepdim, x.dtype) / x.dtype.type(n)
 
     @staticmethod
     def backward(grad, *, dims, keepdim, shape, n):
@@ -104,7 +106,7 @@ class Prod(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dims, keepdim):
-        return xp.prod(x, axis=dims, keepdims=keepdim)
+        return prod_of(xp, x, dims, keepdim)
 
     @staticmethod
     def backward(grad, x, result, *, dims, keepdim):

@@ -16,6 +16,7 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import _state
+from ._numpy_warnings import cumulative
 from ._util import cast, half, widened, wrap_dim
 from .primitive import Primitive
 
@@ -24,8 +25,8 @@ class Cumsum(Primitive):
     @staticmethod
     def forward(xp, x, *, dim):
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
-            return xp.cumsum(x, axis=dim, dtype=np.float32).astype(x.dtype)
-        return xp.cumsum(x, axis=dim, dtype=x.dtype)
+            return cumulative(xp, x, dim, np.float32, False).astype(x.dtype)
+        return cumulative(xp, x, dim, x.dtype, False)
 
     @staticmethod
     def backward(grad, *, dim):
@@ -45,8 +46,8 @@ class Cumprod(Primitive):
     @staticmethod
     def forward(xp, x, *, dim):
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
-            return xp.cumprod(x, axis=dim, dtype=np.float32).astype(x.dtype)
-        return xp.cumprod(x, axis=dim, dtype=x.dtype)
+            return cumulative(xp, x, dim, np.float32, True).astype(x.dtype)
+        return cumulative(xp, x, dim, x.dtype, True)
 
     @staticmethod
     def backward(grad, x, result, *, dim):
