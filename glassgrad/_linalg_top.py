@@ -5,12 +5,12 @@ conventions, and the names PyTorch removed in 1.9 that now only raise its messag
 
 from __future__ import annotations
 
-import warnings
 
 from . import linalg as _la
 from .autograd.node_names import named_as
 from .ops._linalg_check import check_matrix, check_tensors, result_type, write_out
 from .ops.linalg_solve import logdet  # noqa: F401 - re-exported
+from ._user_warning import warn_user
 
 _warned: set = set()
 
@@ -18,7 +18,7 @@ _warned: set = set()
 def _warn_once(key, message):
     if key not in _warned:  # PyTorch's TORCH_WARN_ONCE
         _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warn_user(message, UserWarning, stacklevel=3)
 
 
 def cholesky(input, upper=False, *, out=None):

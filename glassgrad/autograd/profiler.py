@@ -228,10 +228,10 @@ class profile:
         if not enabled:
             return
         if use_cuda or use_device not in (None, "cpu"):
-            import warnings
-            warnings.warn(f"{use_device or 'CUDA'} is not available, disabling "
-                          f"{use_device or 'CUDA'} profiling (glassgrad runs on the CPU only)",
-                          stacklevel=2)
+            from .._user_warning import warn_user
+            warn_user(f"{use_device or 'CUDA'} is not available, disabling "
+                      f"{use_device or 'CUDA'} profiling (glassgrad runs on the CPU only)",
+                      stacklevel=2)
         self.use_cuda = False
         self.use_device = None
         self.record_shapes = record_shapes

@@ -6,7 +6,6 @@ Composed from primitives, so every loss has first and second derivatives. ``redu
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from ..ops.fused import NllLoss
 from ..ops.fused_loss import BinaryCrossEntropyWithLogits, MseLoss
 from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogitsPosWeight
 from ..tensor import Tensor
+from .._user_warning import warn_user
 
 
 def _legacy_reduction(size_average, reduce) -> str:
@@ -34,7 +34,7 @@ def _legacy_reduction(size_average, reduce) -> str:
 
 def _reduction(size_average, reduce, reduction: str) -> str:
     if size_average is not None or reduce is not None:
-        warnings.warn(
+        warn_user(
             "size_average and reduce args will be deprecated, please use reduction='"
             f"{_legacy_reduction(size_average, reduce)}' instead.", UserWarning, stacklevel=3)
         return _legacy_reduction(size_average, reduce)
@@ -61,7 +61,7 @@ def _fusable(input, target, reduction: str) -> bool:
 
 def _check_sizes(input, target, name: str) -> None:
     if target.shape != input.shape:
-        warnings.warn(
+        warn_user(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.", UserWarning, stacklevel=3)
@@ -368,7 +368,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
         input, target = autocast_args("kl_div", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
-        warnings.warn(
+        warn_user(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "

@@ -11,7 +11,7 @@ silences them where they surface instead:
 - raised (the user made RuntimeWarning an error): a forward that raises one is run again under
   ``np.errstate(all="ignore")`` (``primitive._forward_failed``: the error path, so free when no
   warning happens); composites' own array code is wrapped by ``quiet`` where it runs;
-- backward: the engine runs each backward under one ``np.errstate`` (one per backward call).
+- backward: ``backward()`` and ``autograd.grad`` run the engine under one ``np.errstate`` each.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from .selection import (  # noqa: F401 - re-exported
     max,
     min,
 )
+from .._user_warning import warn_user
 
 
 def reduce_dims(dim, ndim: int, op: str) -> tuple:
@@ -463,7 +464,7 @@ def _var(input, dim, unbiased, keepdim, correction, op):
         )
     dims = reduce_dims(dim, input._array.ndim, op)
     if _count(input._array.shape, dims) - correction <= 0:
-        warnings.warn(
+        warn_user(
             f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
             "reduction factor (input numel divided by output numel).",
             UserWarning,

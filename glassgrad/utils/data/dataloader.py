@@ -23,7 +23,6 @@ import copy
 import itertools
 import math
 import re
-import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -33,6 +32,7 @@ from ...ops import shape as _shape_ops
 from ...tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from ..._user_warning import warn_user
 
 __all__ = ["DataLoader", "WorkerInfo", "default_collate", "default_convert", "get_worker_info"]
 
@@ -290,7 +290,7 @@ class _DataLoaderIter:
                 data = next(self._batches)
         self._num_yielded += 1
         if self._len_called is not None and self._num_yielded > self._len_called:
-            warnings.warn(
+            warn_user(
                 f"Length of IterableDataset {self._loader.dataset} was reported to be "
                 f"{self._len_called}(when accessing len(dataloader)), but {self._num_yielded} "
                 "samples have been fetched. ",
