@@ -79,3 +79,32 @@ def _gan(torch):
 def test_gan_shared_output_keeps_the_gan_advice():
     msg = same_error(_gan, RuntimeError, SECOND)
     assert GAN in msg and "fake.detach()" in msg and DETACH not in msg
+
+
+def _backward_only_nan(torch):
+    x = torch.tensor([0.0, 1.0], requires_grad=True)
+    with torch.autograd.detect_anomaly():
+        y = x.sqrt()  # finite forward; its gradient at 0 is inf, times 0 is NaN
+        (y * 0).sum().backward()
+
+
+def test_backward_only_nan_reports_its_creation_line_once():
+    import inspect
+    import warnings
+
+    import glassgrad
+
+    msg = same_error(_backward_only_nan, RuntimeError,
+                     "Function 'SqrtBackward0' returned nan values in its 0th output.")
+    lines, start = inspect.getsourcelines(_backward_only_nan)
+    where = f"{__file__}:{start + 3}"  # the y = x.sqrt() line
+    assert msg.count(where) == 1 and msg.count("created at") == 1, msg
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        try:
+            _backward_only_nan(glassgrad)
+        except RuntimeError:
+            pass
+    shown = [str(w.message) for w in got if "Error detected in SqrtBackward0" in str(w.message)]
+    assert len(shown) == 1 and shown[0].count(where) == 1, shown
+    assert "y = x.sqrt()" in shown[0]

@@ -172,8 +172,7 @@ def check_backward(node, out) -> None:
             raise RuntimeError(
                 f"Function '{node.name()}' returned nan values in its {i}th output.\n"
                 f"glassgrad: gradient {i} of {node.name()} (shape {list(g.shape)}) has "
-                f"{int(xp.isnan(arr).sum())} NaN value(s); the node was created at "
-                f"{node.source or '<unknown>'}."
+                f"{int(xp.isnan(arr).sum())} NaN value(s)."  # (run_checked adds the node's line)
                 + (f"\nIn forward: {_current[0][1]}" if _current[0] is not None else "")
             )
 
