@@ -69,6 +69,8 @@ CASES = {  # name -> expression on `m` (the library) and the inputs of _inputs
  "relu_inplace": F+"relu(x.clone(), inplace=True)", "sigmoid_inplace": "x.clone().sigmoid_()", "exp_inplace": "x.clone().exp_()",
  "index_add": "x.index_add(0, m.tensor([0]), y2[:1])", "einsum_ii": "m.einsum('ij,ij->i', x, y2)", "tensordot": "m.tensordot(x, y, 1)",
  "kron": "m.kron(s, s)", "rot90": "x.rot90()", "take": "x.take(m.tensor([0, 5]))", "take_along_dim": "m.take_along_dim(x, m.tensor([[0],[1],[2]]), 1)",
+ "cumsum_0d": "x[0, 0].cumsum(0)", "cumprod_0d": "x[0, 0].cumprod(0)",
+ "logcumsumexp_0d": "x[0, 0].logcumsumexp(0)",
  "nn_Linear": "LIN", "nn_Conv2d": "CONV", "nn_LSTM": "LSTM", "nn_GRU": "GRU", "nn_RNN": "RNN", "nn_MHA": "MHA", "nn_Embedding": "EMB",
  "nn_LayerNorm": "LN", "nn_BatchNorm2d": "BN",
 }

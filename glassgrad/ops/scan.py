@@ -16,6 +16,7 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import _state
+from ..autograd.node_names import named_as
 from ._numpy_warnings import cumulative
 from ._util import cast, half, widened, wrap_dim
 from .primitive import Primitive
@@ -110,7 +111,7 @@ def _scan(prim, name):
         if x._array.ndim == 0:
             from .elementwise import clone
 
-            return clone(x)
+            return named_as(clone(x), prim.node_cls.__name__, x)  # torch's node, not a copy's
         return prim.apply(x, dim=d)
 
     fn.__name__ = fn.__qualname__ = name
@@ -160,5 +161,5 @@ def logcumsumexp(input, dim: int):
     if input._array.ndim == 0:
         from .elementwise import clone
 
-        return clone(input)
+        return named_as(clone(input), "LogcumsumexpBackward0", input)
     return LogCumSumExp.apply(input, dim=d)
