@@ -40,3 +40,16 @@ def named_as(result, name: str, *inputs):
                                                     "__module__": base.__module__})
     fn.__class__ = cls
     return result
+
+
+def with_absent_input(result, dtype):
+    """Give ``result.grad_fn`` one more edge ``(None, 0)`` for an optional input the call left
+    out (convolution's bias: torch's ConvolutionBackward0 always has three edges), and return
+    ``result``. The node's backward returns None for it."""
+    fn = getattr(result, "grad_fn", None)
+    if fn is None or type(fn) is AccumulateGrad:
+        return result
+    fn.next_functions = fn.next_functions + ((None, 0),)
+    if fn._in_meta is not None:
+        fn._in_meta = fn._in_meta + (((0,), dtype),)
+    return result
