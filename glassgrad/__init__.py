@@ -305,6 +305,9 @@ for _name in _SPARSE_UNARY:
     if _name in globals():
         globals()[_name] = _sparse_aware(globals()[_name], _name)
 del _name
+# issue 19, lane gboxe
+from . import profiler  # noqa: E402,F401 - torch.profiler
+
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

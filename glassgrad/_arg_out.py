@@ -10,12 +10,12 @@ nothing), which runs the function out of place and writes the result as torch wo
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from .autograd.grad_mode import _state, no_grad
 from .tensor import Tensor
+from ._user_warning import warn_user
 
 
 def _tensors(values):
@@ -34,7 +34,7 @@ def _write(out, result, op: str) -> None:
     arr = result._array
     if out._array.shape != arr.shape:
         if out._array.size:
-            warnings.warn(
+            warn_user(
                 "An output with one or more elements was resized since it had shape "
                 f"{list(out._array.shape)}, which does not match the required output shape "
                 f"{list(arr.shape)}. This behavior is deprecated, and in a future PyTorch release "

@@ -9,10 +9,10 @@ process that nothing was compiled. Works as ``@compile`` and ``@compile(mode=...
 from __future__ import annotations
 
 import functools
-import warnings
 
 from . import _dynamo, _warn_always
 from .nn.module import Module
+from ._user_warning import warn_user
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 _warned = [False]
@@ -21,7 +21,7 @@ _warned = [False]
 def _warn_once() -> None:
     if not _warned[0] or _warn_always.ALWAYS[0]:  # NOTE [Warn always]
         _warned[0] = True
-        warnings.warn(
+        warn_user(
             "glassgrad.compile: glassgrad has no compiler, so the model runs eagerly (the same "
             "numbers, no speed-up); this warning is shown once.",
             UserWarning,

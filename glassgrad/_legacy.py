@@ -162,13 +162,13 @@ def set_default_tensor_type(t) -> None:
     (``"torch.FloatTensor"``) sets the default dtype. TypeError for a non-floating type, a dtype
     and a ``torch.cuda`` type, with torch's messages."""
     global _warned_default_type
-    import warnings
+    from ._user_warning import warn_user
 
     from . import cuda
 
     if not _warned_default_type or _warn_always.ALWAYS[0]:  # NOTE [Warn always]
         _warned_default_type = True
-        warnings.warn(
+        warn_user(
             "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
             "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
             UserWarning, stacklevel=2)

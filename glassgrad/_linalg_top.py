@@ -5,11 +5,12 @@ conventions, and the names PyTorch removed in 1.9 that now only raise its messag
 
 from __future__ import annotations
 
-import warnings
 
 from . import linalg as _la
+from .autograd.node_names import named_as
 from .ops._linalg_check import check_matrix, check_tensors, result_type, write_out
 from .ops.linalg_solve import logdet  # noqa: F401 - re-exported
+from ._user_warning import warn_user
 
 _warned: set = set()
 
@@ -17,7 +18,7 @@ _warned: set = set()
 def _warn_once(key, message):
     if key not in _warned:  # PyTorch's TORCH_WARN_ONCE
         _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warn_user(message, UserWarning, stacklevel=3)
 
 
 def cholesky(input, upper=False, *, out=None):
@@ -245,7 +246,7 @@ def norm_except_dim(v, pow=2, dim=0):
 def dist(input, other, p=2):
     """``||input - other||_p`` over all elements, broadcasting (``torch.dist``)."""
     check_tensors("dist", ("input", input), ("other", other))
-    return _la.vector_norm(input - other, p)
+    return named_as(_la.vector_norm(input - other, p), "DistBackward0", input, other)
 
 
 def _scaled_sum(op, input, product, beta, alpha):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import builtins
 import itertools
-import warnings
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from .ops.fill import clone
 from .ops.gather import index_select
 from .ops.primitive import _make
 from .tensor import Size, Tensor
+from ._user_warning import warn_user
 
 
 def _long(values, dtype=None):
@@ -73,8 +73,8 @@ def meshgrid(*tensors, indexing: str | None = None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=3)
+        warn_user("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                  "indexing argument.", UserWarning, stacklevel=3)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
@@ -208,9 +208,9 @@ def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False,
            out=None, layout=None):
     """Deprecated ``torch.range``: ``start`` to ``end`` *inclusive* by ``step``, in the default
     float dtype, with PyTorch's UserWarning (use ``arange``)."""
-    warnings.warn("torch.range is deprecated and will be removed in a future release because "
-                  "its behavior is inconsistent with Python's range builtin. Instead, use "
-                  "torch.arange, which produces values in [start, end).", UserWarning,
+    warn_user("torch.range is deprecated and will be removed in a future release because "
+              "its behavior is inconsistent with Python's range builtin. Instead, use "
+              "torch.arange, which produces values in [start, end).", UserWarning,
                   stacklevel=3)
     if step == 0:
         raise RuntimeError("step must be nonzero")

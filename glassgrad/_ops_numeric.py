@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ops_construct import triu_indices
+from .autograd.node_names import named_as
 from .ops import elementwise as ew
 from .ops import reduction as red
 from .ops import shape as sh
@@ -306,7 +307,13 @@ def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if
                            f"{x1._array.shape[-1]} X2: {x2._array.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    return _pnorm(ew.sub(sh.unsqueeze(x1, -2), sh.unsqueeze(x2, -3)), p)
+    out = _pnorm(ew.sub(sh.unsqueeze(x1, -2), sh.unsqueeze(x2, -3)), p)
+    # torch's direct kernel (CdistBackward0) unless it takes its matmul path for p = 2
+    rows = max(x1._array.shape[-2], x2._array.shape[-2])
+    if p != 2 or compute_mode == "donot_use_mm_for_euclid_dist" or (
+            compute_mode == _MODES[0] and rows <= 25):
+        out = named_as(out, "CdistBackward0", x1, x2)
+    return out
 
 
 def pdist(input, p: float = 2):
@@ -320,4 +327,4 @@ def pdist(input, p: float = 2):
     pairs = triu_indices(n, n, 1)._array
     rows_i = index_select(input, 0, _make(pairs[0]))
     rows_j = index_select(input, 0, _make(pairs[1]))
-    return _pnorm(ew.sub(rows_i, rows_j), p)
+    return named_as(_pnorm(ew.sub(rows_i, rows_j), p), "PdistBackward0", input)

@@ -4,7 +4,6 @@ index_reduce (scatter_reduce with the index spread along the dim) and put."""
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from .ops.gather import _check_scatter_index, _index_array, _same_dtype
 from .ops.indexing import getitem, index_put, select
 from .ops.primitive import _make
 from .ops.scatter_reduce import ScatterReduce
+from ._user_warning import warn_user
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 _BETA_WARNED: list = []
@@ -77,8 +77,8 @@ def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: b
     mean, amax or amin."""
     if not _BETA_WARNED:  # NOTE: once per process, as PyTorch's TORCH_WARN_ONCE
         _BETA_WARNED.append(True)
-        warnings.warn("index_reduce() is in beta and the API may change at any time.",
-                      UserWarning, stacklevel=3)
+        warn_user("index_reduce() is in beta and the API may change at any time.",
+                  UserWarning, stacklevel=3)
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")

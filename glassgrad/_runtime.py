@@ -9,7 +9,7 @@ does, since NumPy's CPU kernels are deterministic and always full float32 precis
 from __future__ import annotations
 
 import os
-import warnings
+from ._user_warning import warn_user
 
 _state = {
     "num_threads": None,  # set by set_num_threads; None: ask the BLAS
@@ -54,7 +54,7 @@ def set_num_threads(int) -> None:  # noqa: A002 - torch's parameter name
     _state["num_threads"] = int
     controller = _blas_controller()
     if controller is None:
-        warnings.warn(
+        warn_user(
             "glassgrad.set_num_threads: threadpoolctl is not installed, so NumPy's BLAS keeps its "
             "threads (pip install threadpoolctl, or set OMP_NUM_THREADS before starting Python).",
             stacklevel=2,
@@ -103,7 +103,7 @@ def set_float32_matmul_precision(precision: str) -> None:
             f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}"
         )
     if precision not in ("highest", "high", "medium"):
-        warnings.warn(
+        warn_user(
             f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
             "setFloat32MatmulPrecision call has no effect.",
             stacklevel=2,

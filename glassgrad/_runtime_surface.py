@@ -5,7 +5,6 @@ device queries and ``classproperty``."""
 from __future__ import annotations
 
 import threading
-import warnings
 
 import numpy as np
 
@@ -14,6 +13,7 @@ from .amp.autocast import (
     get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
 )
 from .autograd import anomaly as _anomaly
+from ._user_warning import warn_user
 
 
 class OutOfMemoryError(RuntimeError):
@@ -142,8 +142,8 @@ _DEVICE_OF = {"cpu": "cpu", "gpu": "cuda", "ipu": "ipu", "xla": "xla"}
 
 
 def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
-                  DeprecationWarning, stacklevel=3)
+    warn_user(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+              DeprecationWarning, stacklevel=3)
 
 
 def _getter(kind: str, what: str):
@@ -202,8 +202,8 @@ def _ipu(self, device=None, non_blocking=False, memory_format=None):
 
 
 def _volatile(self) -> bool:
-    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
-                  stacklevel=2)
+    warn_user("volatile was removed (Variable.volatile is always False)", UserWarning,
+              stacklevel=2)
     return False
 
 

@@ -5,7 +5,6 @@ for the overlap-add), so both have first and higher derivatives without code of 
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from .dtypes import type_name as _type_name
 from .ops._names import scalar_type
 from .ops.gather import index_add
 from .tensor import Tensor
+from ._user_warning import warn_user
 
 
 def _describe(op, x, n_fft, hop, win_length, window, tail) -> str:
@@ -33,9 +33,9 @@ def _flag(value) -> str:
 def _padded_window(window, n_fft, win_length, like, what):
     """The window as ``n_fft`` values: ones when None, centred with zeros when shorter."""
     if window is None:
-        warnings.warn(f"A window was not provided. A rectangular window will be applied.{what}"
-                      "To suppress this warning and use a rectangular window, explicitly set "
-                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=3)
+        warn_user(f"A window was not provided. A rectangular window will be applied.{what}"
+                  "To suppress this warning and use a rectangular window, explicitly set "
+                  "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=3)
         window = Tensor._make(np.ones(win_length, dtype=like))
     if win_length == n_fft:
         return window
@@ -114,9 +114,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     spec = spec.transpose(-1, -2)
     if return_complex:
         return spec
-    warnings.warn("stft with return_complex=False is deprecated. In a future pytorch release, "
-                  "stft will return complex tensors for all inputs, and return_complex=False "
-                  "will raise an error.", UserWarning, stacklevel=2)
+    warn_user("stft with return_complex=False is deprecated. In a future pytorch release, "
+              "stft will return complex tensors for all inputs, and return_complex=False "
+              "will raise an error.", UserWarning, stacklevel=2)
     return _cx.view_as_real(spec)
 
 

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from .ops import shape as _shape_ops
 from .ops._util import wrap_dim
 from .ops.primitive import Primitive
 from .tensor import Tensor
+from ._user_warning import warn_user
 
 # torch's C++ type names, as its set_ error prints them
 _C_TYPE = {dtypes.float32: "float", dtypes.float64: "double", dtypes.float16: "c10::Half",
@@ -210,13 +210,13 @@ def _resize(self, size, op):
 def resize(self, *sizes):
     """Deprecated out-of-place resize: a reshape that keeps the element count
     (``torch.Tensor.resize``)."""
-    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    warn_user("non-inplace resize is deprecated", UserWarning, stacklevel=2)
     return _resize(self, _shape_ops._shape_arg(sizes, "resize"), "resize")
 
 
 def resize_as(self, tensor):
     """Deprecated out-of-place ``resize_as`` (``torch.Tensor.resize_as``)."""
-    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    warn_user("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
     return _resize(self, tensor._array.shape, "resize_as")
 
 

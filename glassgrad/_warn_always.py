@@ -8,7 +8,7 @@ repeat.
 
 from __future__ import annotations
 
-import warnings
+from ._user_warning import warn_user
 
 ALWAYS = [False]
 
@@ -28,4 +28,4 @@ def warn_once(seen: set, key, message: str, category=UserWarning, stacklevel: in
     if key in seen and not ALWAYS[0]:
         return
     seen.add(key)
-    warnings.warn(message, category, stacklevel=stacklevel)
+    warn_user(message, category, stacklevel=stacklevel)

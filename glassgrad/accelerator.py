@@ -7,8 +7,8 @@ backend that makes one of them available is picked up here without a change.
 """
 
 from __future__ import annotations
+from ._user_warning import warn_user
 
-import warnings
 
 _NONE = "Cannot access accelerator device when none is available."
 
@@ -65,7 +65,7 @@ def current_device_index() -> int:
 
 def current_device_idx() -> int:
     """Deprecated alias of ``current_device_index`` (FutureWarning, as torch)."""
-    warnings.warn("Use `current_device_index` instead.", FutureWarning, stacklevel=2)
+    warn_user("Use `current_device_index` instead.", FutureWarning, stacklevel=2)
     return current_device_index()
 
 
@@ -76,7 +76,7 @@ def set_device_index(device, /) -> None:
 
 def set_device_idx(device, /) -> None:
     """Deprecated alias of ``set_device_index`` (FutureWarning, as torch)."""
-    warnings.warn("Use `set_device_index` instead.", FutureWarning, stacklevel=2)
+    warn_user("Use `set_device_index` instead.", FutureWarning, stacklevel=2)
     set_device_index(device)
 
 

@@ -11,6 +11,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import dtypes
+from .autograd.node_names import named_as
 from .ops import complex_ops as _cx
 from .ops import primitive
 from .ops._convert import wrapped
@@ -279,7 +280,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     values = gather(input, d, idx)
     if not keepdim:
         values, idx = squeeze(values, d), squeeze(idx, d)
-    return _KthValue(values, idx.clone())
+    return _KthValue(named_as(values, "KthvalueBackward0", input), idx.clone())
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -15,10 +14,11 @@ from .ops._util import wrap_dim
 from .ops.elementwise import exp, to_dtype
 from .ops.fused import LogSoftmax, Softmax
 from .ops.reduction import logsumexp
+from ._user_warning import warn_user
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(
+    warn_user(
         f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
         "dim=X as an argument.",
         UserWarning,

@@ -6,7 +6,6 @@ methods are attached by ``_tensor_methods.py``; this file keeps state, propertie
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from .backend import CPU_DEVICE, xp
 from .ops import _overlap, primitive
 from .ops._names import cast_error
 from .ops import shape as _shape_ops
+from ._user_warning import warn_user
 
 _new = object.__new__
 _ndarray = xp.ndarray
@@ -203,7 +203,7 @@ class Tensor:
     def grad(self):
         """The accumulated gradient of a leaf (None until a backward reaches it)."""
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
-            warnings.warn(
+            warn_user(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
                 ".grad attribute won't be populated during autograd.backward(). If you indeed want "
                 "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "

@@ -79,7 +79,8 @@ def test_dropout2d_two_dims_gives_torchs_numbers():
 
 
 def test_dropout2d_warning_points_at_the_caller():
-    # torch's warning names the line that called F.dropout2d (nn/modules/dropout.py's forward)
+    # torch's warning names the line that called F.dropout2d, nn/modules/dropout.py's forward for
+    # the module; glassgrad's names the user's line either way (NOTE [User's line])
     places = []
     for lib in (torch, glassgrad):
         with pytest.warns(UserWarning, match="Received a 2-D input") as record:
@@ -88,4 +89,5 @@ def test_dropout2d_warning_points_at_the_caller():
         with pytest.warns(UserWarning) as record:
             lib.nn.functional.dropout2d(lib.ones(2, 3))
         assert record[0].filename == __file__
-    assert places[0] == ["nn", "modules", "dropout.py"] == places[1]
+    assert places[0] == ["nn", "modules", "dropout.py"]
+    assert places[1] == __file__.replace(os.sep, "/").split("/")[-3:]

@@ -35,12 +35,12 @@ from __future__ import annotations
 import collections.abc
 import functools
 import threading
-import warnings
 
 import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _state as _grad_state
+from .._user_warning import warn_user
 
 __all__ = [
     "autocast",
@@ -297,7 +297,7 @@ class autocast:
         self._cache_enabled = state.cache_enabled if cache_enabled is None else cache_enabled
         if enabled:
             if device_type == "cuda" and not _cuda_available():
-                warnings.warn(
+                warn_user(
                     "CUDA is not available or torch_xla is imported. Disabling autocast.\n"
                     "glassgrad: there is no GPU backend yet; use glassgrad.autocast('cpu').",
                     stacklevel=2,
@@ -305,7 +305,7 @@ class autocast:
                 enabled = False
             elif self.fast_dtype not in _SUPPORTED[device_type]:
                 name = device_type.upper()
-                warnings.warn(
+                warn_user(
                     f"In {name} autocast, but the target dtype is not supported. Disabling "
                     f"autocast.\n{name} Autocast only supports dtypes of "
                     + ", ".join(map(str, _SUPPORTED[device_type]))

@@ -20,7 +20,6 @@ optim/optimizer.py): ``scheduler.step(scaler=scaler)`` then does not advance, an
 
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from enum import Enum
@@ -30,6 +29,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import no_grad
+from .._user_warning import warn_user
 
 __all__ = ["GradScaler", "OptState", "ScalerStep"]
 
@@ -105,7 +105,7 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled and not _cuda_available():
-            warnings.warn(
+            warn_user(
                 "torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.\n"
                 "glassgrad: use glassgrad.amp.GradScaler('cpu').",
                 stacklevel=2,

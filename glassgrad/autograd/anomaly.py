@@ -20,10 +20,10 @@ import linecache
 import math
 import sys
 import traceback
-import warnings
 
 from ..backend import xp
 from .graph import _PACKAGE_DIR, _Anomaly, _Hooks, _second_time_message
+from .._user_warning import warn_user
 
 
 def is_anomaly_enabled() -> bool:
@@ -69,7 +69,7 @@ class detect_anomaly:
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan
         self._prev = []
-        warnings.warn(
+        warn_user(
             "Anomaly Detection has been enabled. This mode will increase the runtime and should "
             "only be enabled for debugging.",
             UserWarning,
@@ -152,7 +152,7 @@ def run_checked(node, grads):
             parent = parent.__dict__.get("_anomaly_parent")
         for message in messages:
             try:
-                warnings.warn(message, UserWarning, stacklevel=2)
+                warn_user(message, UserWarning, stacklevel=2)
             except Warning:  # NOTE: warnings made errors: the backward's error is the one to
                 print(f"Warning: {message}", file=sys.stderr)  # raise; torch prints to stderr
         note = f"\nglassgrad: the node was created at {where}"
@@ -172,8 +172,7 @@ def check_backward(node, out) -> None:
             raise RuntimeError(
                 f"Function '{node.name()}' returned nan values in its {i}th output.\n"
                 f"glassgrad: gradient {i} of {node.name()} (shape {list(g.shape)}) has "
-                f"{int(xp.isnan(arr).sum())} NaN value(s); the node was created at "
-                f"{node.source or '<unknown>'}."
+                f"{int(xp.isnan(arr).sum())} NaN value(s)."  # (run_checked adds the node's line)
                 + (f"\nIn forward: {_current[0][1]}" if _current[0] is not None else "")
             )
 
@@ -266,7 +265,7 @@ def check_graph(roots, seen) -> None:
                 f"{list(t.shape)}, made by {t.grad_fn.name() if t.grad_fn else 'a leaf'}).")
         if finding is not None and finding[0] == "produced":
             raise RuntimeError(finding[1] + "\n" + head)
-        warnings.warn(
+        warn_user(
             head + " The gradients may be finite, but the loss is not: check the forward pass."
             + ("\n" + finding[1] if finding is not None else ""),
             UserWarning,

@@ -44,6 +44,7 @@ from numpy import ndarray
 from .. import _warn_always
 from . import graph as _graph
 from .graph import AccumulateGrad, SavedTensor, _Hooks
+from .._user_warning import warn_user
 
 _PACKAGE_DIR = _graph._PACKAGE_DIR
 _TENSOR_FILE = _PACKAGE_DIR + "/tensor.py"
@@ -82,7 +83,7 @@ def _warn_at(where: str | None, key, message: str) -> None:
     if filename and line.isdigit():
         warnings.warn_explicit(message, UserWarning, filename, int(line), module="glassgrad")
     else:
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warn_user(message, UserWarning, stacklevel=3)
 
 
 def reset() -> None:

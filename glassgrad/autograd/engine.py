@@ -16,7 +16,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import sys
-import warnings
 from collections import deque
 from sys import getrefcount
 
@@ -43,6 +42,7 @@ from .graph import (
     _second_time_message,
     grad_accumulator,
 )
+from .._user_warning import warn_user
 
 _this = sys.modules[__name__]
 _Tensor = None  # bound by tensor.py (the engine never imports the tensor or op modules)
@@ -130,7 +130,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        warnings.warn(
+        warn_user(
             "Using backward() with create_graph=True will create a reference cycle between the "
             "parameter and its gradient which can cause a memory leak. We recommend using "
             "autograd.grad when creating the graph to avoid this. If you have to use this function, "
@@ -143,8 +143,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         for t in inputs:
             if not _is_edge(t) and not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-    captured = run(tensors, seeds, retain_graph, create_graph, inputs, accumulate=True,
-                   user_retain=user_retain)
+    with np.errstate(all="ignore"):  # NOTE [NumPy warnings] in ops/_numpy_warnings.py
+        captured = run(tensors, seeds, retain_graph, create_graph, inputs, accumulate=True,
+                       user_retain=user_retain)
     if inputs is not None:
         for t, g in zip(inputs, captured):
             if _is_edge(t):  # a GradientEdge has no .grad to fill
@@ -194,8 +195,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return batched_grad(outputs, inputs_t, grad_outputs, create_graph, allow_unused,
                             materialize_grads, retain_graph)
     seeds = _seeds(outputs, grad_outputs, "grad")
-    captured = run(outputs, seeds, retain_graph, create_graph, inputs_t, accumulate=False,
-                   user_retain=user_retain)
+    with np.errstate(all="ignore"):  # NOTE [NumPy warnings] in ops/_numpy_warnings.py
+        captured = run(outputs, seeds, retain_graph, create_graph, inputs_t, accumulate=False,
+                       user_retain=user_retain)
     result = []
     for i, (t, g) in enumerate(zip(inputs_t, captured)):
         if g is None:

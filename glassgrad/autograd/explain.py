@@ -246,10 +246,15 @@ def second_time_explanation(node) -> str:
             + " already released its saved tensors in an earlier backward"
             + (f" (the backward at {freed_by.where})" if freed_by else "") + ". ")
     now = _user_frame()
-    if freed_by is not None and freed_by.where == now and not _restarts_from_root(freed_by):
-        carried = _carried_tensor(node)
+    consumer = _consumer(node)
+    same_line = freed_by is not None and freed_by.where == now
+    if (same_line and not _restarts_from_root(freed_by)) or (
+            freed_by is not None and consumer is not None and _repeats(node, *consumer)):
+        carried = _carried_tensor(node, consumer)
+        why = ("That backward is on the same line as this one" if same_line else
+               "This graph repeats the earlier one's step (an unrolled loop)")
         return head + (
-            "That backward is on the same line as this one: this iteration's graph reaches into "
+            f"{why}: this iteration's graph reaches into "
             "the previous iteration's graph through a tensor carried across iterations (an RNN "
             f"hidden state, a running total){carried}. Detach it at the start of each iteration "
             "(h = h.detach()) rather than passing retain_graph=True: retaining would make every "
@@ -275,8 +280,9 @@ def _restarts_from_root(freed_by) -> bool:
     return same_roots(freed_by, [n for n, _ in edges])
 
 
-def _carried_tensor(node) -> str:
-    """Shape of ``node``'s output as this backward's graph consumes it (from the engine's walk)."""
+def _consumer(node):
+    """(the node of this backward's graph that takes ``node``'s output, its edge index), from
+    the engine's walk; None outside a backward."""
     from . import engine
 
     code = engine.run.__code__
@@ -284,11 +290,41 @@ def _carried_tensor(node) -> str:
     while f is not None and f.f_code is not code:
         f = f.f_back
     if f is None:
-        return ""
+        return None
     for consumer in f.f_locals.get("seen", ()):
         for k, (nxt, _) in enumerate(consumer.next_functions):
             if nxt is node and consumer._in_meta:
-                shape, dtype = consumer._in_meta[k]
-                src = f" made at {node.source}" if node.source else ""
-                return f": here the {list(shape)} {dtype} tensor from {node.name()}{src}"
-    return ""
+                return consumer, k
+    return None
+
+
+_REPEAT_SEARCH = 256  # nodes of the earlier graph looked at (a step of an RNN is a few dozen)
+
+
+def _repeats(node, consumer, k) -> bool:
+    """Evidence of an unrolled loop: the op that takes the carried tensor in this graph took a
+    tensor of the same shape and dtype at the same input in the earlier graph (behind ``node``,
+    ``node`` included): step t + 1 of an RNN cell consumes h_t as step t consumed h_(t-1). A GAN's
+    generator output meets the discriminator, an op its own graph does not hold with that input."""
+    want = (type(consumer), consumer._in_meta[k])
+    stack, seen = [node], {node}
+    while stack and len(seen) < _REPEAT_SEARCH:
+        n = stack.pop()
+        meta = n._in_meta
+        if type(n) is want[0] and meta and len(meta) > k and meta[k] == want[1]:
+            return True
+        for nxt, _ in n.next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return False
+
+
+def _carried_tensor(node, consumer) -> str:
+    """Shape of ``node``'s output as this backward's graph consumes it."""
+    if consumer is None:
+        return ""
+    fn, k = consumer
+    shape, dtype = fn._in_meta[k]
+    src = f" made at {node.source}" if node.source else ""
+    return f": here the {list(shape)} {dtype} tensor from {node.name()}{src}"

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import warnings
 
 from ..backend import xp
 from . import engine, forward_ad
 from .grad_mode import _state, no_grad
 from .graph import Node, SavedTensor, _Hooks, _user_frame, grad_accumulator
+from .._user_warning import warn_user
 
 
 class FunctionCtx:
@@ -76,8 +76,8 @@ class BackwardCFunction(FunctionCtx, Node):
     @property
     def saved_variables(self) -> tuple:
         """``saved_tensors`` under its old name, with torch's DeprecationWarning."""
-        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
-                      stacklevel=2)
+        warn_user("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                  stacklevel=2)
         return self.saved_tensors
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-import warnings
+from .._user_warning import warn_user
 
 
 class _State(threading.local):
@@ -47,7 +47,7 @@ class _DecoratorContextManager:
 
     def __call__(self, fn):
         if inspect.isclass(fn):
-            warnings.warn(
+            warn_user(
                 "Decorating classes is deprecated and will be disabled in future versions. You "
                 "should only decorate functions or methods. To preserve the current behavior of "
                 "class decoration, you can directly decorate the `__init__` method and nothing "

@@ -20,12 +20,12 @@ forward-mode AD module once it is there).
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from ._complex_gradcheck import realified
 from .engine import grad as _grad
+from .._user_warning import warn_user
 
 
 class GradcheckError(RuntimeError):
@@ -67,7 +67,7 @@ def _outputs(func, inputs) -> tuple:
 
 
 def _deprecated(name: str) -> None:
-    warnings.warn(
+    warn_user(
         f"`{name}` was part of PyTorch's private API and not meant to be exposed. We are "
         "deprecating it and it will be removed in a future version of PyTorch. If you have a "
         "specific use for this or feature request for this to be a stable API, please file us "
@@ -175,7 +175,7 @@ def _prepare(inputs) -> tuple:
                 "correctly. You should call .contiguous on the input before passing it to "
                 "gradcheck.")
         if inputs[i].dtype.name not in ("float64", "complex128"):
-            warnings.warn(
+            warn_user(
                 f"Input #{i} requires gradient and is not a double precision floating point or "
                 "complex. This check will likely fail if all the inputs are not of double "
                 "precision floating point or complex. ", UserWarning, stacklevel=3)

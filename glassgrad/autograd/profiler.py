@@ -40,6 +40,7 @@ _ATEN = {"MatMul": "mm", "MatMulNT": "mm", "MatMulTN": "mm", "EinsumUnary": "ein
          "Norm2": "linalg_vector_norm", "NormP": "linalg_vector_norm", "CopyFrom": "copy_",
          "MaxPoolWithIndices": "max_pool2d_with_indices", "AlphaMulScalar": "mul"}
 _SUFFIX = re.compile(r"_(scalar|dim|dims|tensor|all|index)$")
+_STEP = re.compile(r"^ProfilerStep#\d+$")
 
 
 def _elementwise_flops(arrays, out):
@@ -206,6 +207,11 @@ def _uninstall() -> None:
     _SAVED.clear()
 
 
+def _start_order(rec):
+    # a module span over exactly one node's event is that event's parent: it sorts first
+    return rec[1], -rec[2], not rec[0].startswith("nn.Module: ")
+
+
 class profile:
     """Record the ops run inside ``with profile() as prof:`` (``torch.autograd.profiler.profile``).
 
@@ -228,10 +234,10 @@ class profile:
         if not enabled:
             return
         if use_cuda or use_device not in (None, "cpu"):
-            import warnings
-            warnings.warn(f"{use_device or 'CUDA'} is not available, disabling "
-                          f"{use_device or 'CUDA'} profiling (glassgrad runs on the CPU only)",
-                          stacklevel=2)
+            from .._user_warning import warn_user
+            warn_user(f"{use_device or 'CUDA'} is not available, disabling "
+                      f"{use_device or 'CUDA'} profiling (glassgrad runs on the CPU only)",
+                      stacklevel=2)
         self.use_cuda = False
         self.use_device = None
         self.record_shapes = record_shapes
@@ -277,6 +283,12 @@ class profile:
             if not _ACTIVE:
                 _install()
             _ACTIVE.append(self)
+        self._modules = None
+        if self.with_modules or self.with_stack:  # per-module spans (autograd/profiler_modules.py)
+            from .profiler_modules import ModuleSpans
+
+            self._modules = ModuleSpans(self, backward=self.with_modules)
+            self._modules.start()
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb) -> bool:
@@ -286,12 +298,18 @@ class profile:
             _ACTIVE.remove(self)
             if not _ACTIVE:
                 _uninstall()
+        if self._modules is not None:
+            self._modules.stop()
+            for name, start, end in self._modules.backward_spans(self._raw):
+                self._add_span(name, start, end)
         events = EventList(
-            (FunctionEvent(id=i, name=r[0], thread=r[4], start_us=r[1], end_us=r[2],
+            # torch.profiler's step events: "ProfilerStep#3" in the trace, "ProfilerStep*" as a name
+            (FunctionEvent(id=i, name=_STEP.sub("ProfilerStep*", r[0]), trace_name=r[0],
+                           thread=r[4], start_us=r[1], end_us=r[2],
                            fwd_thread=r[9], input_shapes=r[3], stack=r[6],
                            cpu_memory_usage=r[7], is_user_annotation=r[5], sequence_nr=r[8],
                            flops=r[10])
-             for i, r in enumerate(sorted(self._raw, key=lambda r: (r[1], -r[2])))),
+             for i, r in enumerate(sorted(self._raw, key=_start_order))),
             use_device=None, profile_memory=self.profile_memory, with_flops=self.with_flops)
         events._populate_cpu_children()
         self.function_events = events
@@ -316,6 +334,14 @@ class profile:
         self._raw.append(rec)
         if cls is not None:
             self._pending[cls] = rec
+
+    def _clock(self) -> float:
+        """Microseconds since the profile began (the events' time base)."""
+        return (_now() - self._t0) / 1e3
+
+    def _add_span(self, name, start, end) -> None:
+        """A module span (``nn.Module: Linear_0``): not an op, not a user annotation."""
+        self._raw.append([name, start, end, [], _thread_id(), False, [], 0, -1, 0, None])
 
     def _check_finish(self) -> None:
         if self.function_events is None:

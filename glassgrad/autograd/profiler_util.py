@@ -299,19 +299,38 @@ class EventList(list):
     def __str__(self) -> str:
         return self.table()
 
-    def export_chrome_trace(self, path) -> None:
+    def export_chrome_trace(self, path, metadata: dict | None = None) -> None:
         """Write the events to ``path`` as Chrome trace JSON, the object form PyTorch writes
-        (``{"traceEvents": [...]}``, complete events ``"ph": "X"`` of category ``cpu_op`` or
-        ``user_annotation``), readable by chrome://tracing and Perfetto."""
+        (``{"traceEvents": [...]}``, complete events ``"ph": "X"`` of category ``cpu_op``,
+        ``user_annotation`` or, for module spans, ``python_function``; a ``fwdbwd`` flow arrow
+        from each forward op to its node's backward event, by ``Sequence number``), readable by
+        chrome://tracing and Perfetto. ``metadata``: more top-level keys (torch.profiler's)."""
         pid = os.getpid()
         trace = []
+        starts: dict = {}  # sequence number -> the forward op's event
         for i, e in enumerate(x for x in self if isinstance(x, FunctionEvent)):
             args = {"External id": e.id, "Ev Idx": i}
+            if e.sequence_nr >= 0:
+                args["Sequence number"] = e.sequence_nr
+                args["Fwd thread id"] = e.fwd_thread
             if e.input_shapes:
                 args["Input Dims"] = e.input_shapes
-            trace.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation
-                          else "cpu_op", "name": e.trace_name, "pid": pid, "tid": e.thread,
-                          "ts": e.time_range.start, "dur": e.time_range.elapsed_us(),
-                          "args": args})
+            cat = ("user_annotation" if e.is_user_annotation else
+                   "python_function" if e.name.startswith("nn.Module: ") else "cpu_op")
+            event = {"ph": "X", "cat": cat, "name": e.trace_name, "pid": pid, "tid": e.thread,
+                     "ts": e.time_range.start, "dur": e.time_range.elapsed_us(), "args": args}
+            trace.append(event)
+            if e.sequence_nr >= 0 and cat == "cpu_op":
+                first = starts.setdefault(e.sequence_nr, event)
+                if first is not event and e.fwd_thread:  # the node's backward: draw the arrow
+                    for ph, at in (("s", first), ("f", event)):
+                        flow = {"ph": ph, "id": e.sequence_nr, "pid": pid, "tid": at["tid"],
+                                "ts": at["ts"], "cat": "fwdbwd", "name": "fwdbwd"}
+                        if ph == "f":
+                            flow["bp"] = "e"
+                        trace.append(flow)
+        doc = {"schemaVersion": 1, "displayTimeUnit": "ms"}
+        doc.update(metadata or {})
+        doc["traceEvents"] = trace
         with open(path, "w") as f:
-            json.dump({"schemaVersion": 1, "displayTimeUnit": "ms", "traceEvents": trace}, f)
+            json.dump(doc, f)

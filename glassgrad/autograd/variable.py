@@ -7,8 +7,8 @@ does nothing (``with torch.no_grad():`` replaced it).
 """
 
 from __future__ import annotations
+from .._user_warning import warn_user
 
-import warnings
 
 
 class _VariableMeta(type):
@@ -29,7 +29,7 @@ class Variable(metaclass=_VariableMeta):
         from ..tensor import Tensor
 
         if volatile:
-            warnings.warn(
+            warn_user(
                 "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
                 stacklevel=2,
             )

@@ -9,7 +9,7 @@ kernel switches keep their values. None of them changes glassgrad's NumPy arithm
 from __future__ import annotations
 
 import contextlib
-import warnings
+from .._user_warning import warn_user
 
 
 def is_built() -> bool:
@@ -109,7 +109,7 @@ def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True,
                enable_cudnn=True):
     """Set the attention kernel switches inside a ``with`` block (the deprecated
     ``torch.backends.cuda.sdp_kernel``, with its FutureWarning)."""
-    warnings.warn(
+    warn_user(
         "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
         "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context "
         "manager, with updated signature.",

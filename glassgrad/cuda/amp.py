@@ -8,13 +8,13 @@ Each warns with PyTorch's FutureWarning text and then runs on the active device:
 from __future__ import annotations
 
 import functools
-import warnings
 
 from .. import dtypes
 from ..amp import autocast as _autocast_cls
 from ..amp import grad_scaler as _grad_scaler
 from ..amp.autocast import custom_bwd as _custom_bwd
 from ..amp.autocast import custom_fwd as _custom_fwd
+from .._user_warning import warn_user
 
 __all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
 
@@ -26,7 +26,7 @@ def _active_device() -> str:
 
 
 def _deprecated(old: str, new: str) -> None:
-    warnings.warn(
+    warn_user(
         f"`torch.cuda.amp.{old}(args...)` is deprecated. Please use `{new}` instead.\n"
         f"glassgrad: there is no CUDA device; this runs on '{_active_device()}'.",
         FutureWarning,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
 
 import glassgrad as _g
 from glassgrad.tensor import Size, Tensor
 
 from . import constraints
 from .utils import lazy_property
+from .._user_warning import warn_user
 
 __all__ = ["Distribution"]
 
@@ -44,9 +44,9 @@ class Distribution:
                 arg_constraints = self.arg_constraints
             except NotImplementedError:
                 arg_constraints = {}
-                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
-                              "`arg_constraints = {}` or initialize the distribution with "
-                              "`validate_args=False` to turn off validation.")
+                warn_user(f"{self.__class__} does not define `arg_constraints`. Please set "
+                          "`arg_constraints = {}` or initialize the distribution with "
+                          "`validate_args=False` to turn off validation.")
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
@@ -123,7 +123,7 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n: int):
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        warn_user("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning)
         return self.sample(Size((n,)))
 
     def log_prob(self, value):
@@ -165,9 +165,9 @@ class Distribution:
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(f"{self.__class__} does not define `support` to enable sample "
-                          "validation. Please initialize the distribution with "
-                          "`validate_args=False` to turn off validation.")
+            warn_user(f"{self.__class__} does not define `support` to enable sample "
+                      "validation. Please initialize the distribution with "
+                      "`validate_args=False` to turn off validation.")
             return
         if support is None:
             return

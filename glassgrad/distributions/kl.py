@@ -6,11 +6,11 @@ does. The pairs themselves live in _kl_pairs.py and the families' own modules.""
 
 from __future__ import annotations
 
-import warnings
 
 import glassgrad as _g
 
 from .utils import _sum_rightmost
+from .._user_warning import warn_user
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -45,8 +45,8 @@ def _dispatch_kl(type_p, type_q):
     right = min(matches, key=lambda m: (mro_q.index(m[1]), mro_p.index(m[0])))
     left_fun, right_fun = _KL_REGISTRY[left], _KL_REGISTRY[right]
     if left_fun is not right_fun:
-        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
-                      f"register_kl({left[0].__name__}, {right[1].__name__})", RuntimeWarning)
+        warn_user(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). Please "
+                  f"register_kl({left[0].__name__}, {right[1].__name__})", RuntimeWarning)
     return left_fun
 
 

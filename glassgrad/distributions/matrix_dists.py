@@ -4,7 +4,6 @@ factors of correlation matrices) (``torch.distributions``)."""
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Number
 
 import numpy as np
@@ -18,6 +17,7 @@ from .exp_family import ExponentialFamily
 from .gamma_family import Beta, Chi2
 from .multivariate_normal import _precision_to_scale_tril, _shape
 from .utils import finfo_eps, finfo_tiny, lazy_property, vec_to_tril_matrix
+from .._user_warning import warn_user
 
 __all__ = ["Wishart", "LKJCholesky"]
 
@@ -69,8 +69,8 @@ class Wishart(ExponentialFamily):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
         self.__dict__[name] = param.expand(batch_shape + (-1, -1))
         if bool(self.df.lt(p).any()):
-            warnings.warn("Low df values detected. Singular samples are highly likely to occur "
-                          "for ndim - 1 < df < ndim.", stacklevel=2)
+            warn_user("Low df values detected. Singular samples are highly likely to occur "
+                      "for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if name == "scale_tril":
@@ -157,7 +157,7 @@ class Wishart(ExponentialFamily):
         sample = self._bartlett_sampling(sample_shape)
         singular = ~self.support.check(sample)
         if bool(singular.any()):
-            warnings.warn("Singular sample detected.", stacklevel=2)
+            warn_user("Singular sample detected.", stacklevel=2)
             for _ in range(max_try_correction):
                 mask = singular.reshape(tuple(singular.shape) + (1, 1))
                 sample = _g.where(mask, self._bartlett_sampling(sample_shape), sample)

@@ -104,9 +104,9 @@ def _write_out(result, out, op: str):
                            f"{scalar_type(out.dtype)}")
     if out._array.shape != result._array.shape:
         if out._array.size:
-            import warnings
+            from .._user_warning import warn_user
 
-            warnings.warn(
+            warn_user(
                 "An output with one or more elements was resized since it had shape "
                 f"{list(out._array.shape)}, which does not match the required output shape "
                 f"{list(result._array.shape)}.", UserWarning, stacklevel=3)

@@ -17,7 +17,6 @@ else as unbatched there, and recurses. A NumPy call with no batching rule runs o
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
@@ -25,6 +24,7 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 
 from .. import _warn_always
 from ..ops.primitive import VmapFallback
+from .._user_warning import warn_user
 
 _warned: set = set()
 
@@ -34,7 +34,7 @@ def warn_fallback(what: str, size: int) -> None:
     if what in _warned and not _warn_always.ALWAYS[0]:  # NOTE [Warn always]
         return
     _warned.add(what)
-    warnings.warn(
+    warn_user(
         f"There is a performance drop because we have not yet implemented the batching rule for "
         f"{what}. Please file us an issue on GitHub so that we can prioritize its implementation.\n"
         f"glassgrad: vmap runs {what} once per batch entry ({size} entries here); results are "

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._tensor_methods import _composite_inplace
 from ..amp.autocast import autocast_args
+from ..autograd.node_names import named_as
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax, softmax, softmin
 from ..ops._util import is_tensor
@@ -43,7 +44,8 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     if inplace:
         return hardtanh_(input, min_val, max_val)
     inside = (input > min_val) & (input < max_val)
-    return where(inside, input, clamp(input.detach(), min_val, max_val))
+    return named_as(where(inside, input, clamp(input.detach(), min_val, max_val)),
+                    "HardtanhBackward0", input)
 
 
 def relu6(input, inplace: bool = False):
@@ -65,7 +67,8 @@ def elu(input, alpha: float = 1.0, inplace: bool = False):
     """``x`` where ``x > 0`` else ``alpha * (exp(x) - 1)`` (``torch.nn.functional.elu``)."""
     if inplace:
         return elu_(input, alpha)
-    return where(input > 0, input, expm1(_negative_part(input)) * alpha)
+    return named_as(where(input > 0, input, expm1(_negative_part(input)) * alpha), "EluBackward0",
+                    input)
 
 
 def _negative_part(input):
@@ -78,14 +81,15 @@ def selu(input, inplace: bool = False):
     """``scale * elu(x, alpha)`` with the self-normalising constants (``torch.nn.functional.selu``)."""
     if inplace:
         return selu_(input)
-    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+    return named_as(elu(input, _SELU_ALPHA) * _SELU_SCALE, "EluBackward0", input)
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (``torch.nn.functional.celu``)."""
     if inplace:
         return celu_(input, alpha)
-    return where(input > 0, input, expm1(_negative_part(input) / alpha) * alpha)
+    return named_as(where(input > 0, input, expm1(_negative_part(input) / alpha) * alpha),
+                    "CeluBackward0", input)
 
 
 def gelu(input, approximate: str = "none"):
@@ -116,7 +120,7 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
     soft = Softplus.apply(scaled)
     if beta != 1:
         soft = soft / beta
-    return where(scaled > threshold, input, soft)
+    return named_as(where(scaled > threshold, input, soft), "SoftplusBackward0", input)
 
 
 def mish(input, inplace: bool = False):
@@ -130,7 +134,7 @@ def mish(input, inplace: bool = False):
 
 def logsigmoid(input):
     """``log(sigmoid(x)) = -softplus(-x)``, finite for any x (``torch.nn.functional.logsigmoid``)."""
-    return -Softplus.apply(-input)
+    return named_as(-Softplus.apply(-input), "LogSigmoidBackward0", input)
 
 
 def softsign(input):
@@ -170,7 +174,7 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
     if (is_tensor(input) and input._array.dtype.kind in "iu" and isinstance(value, float)
             and not isinstance(value, bool)):
         value = int(value)  # torch casts value to an integer input's dtype (the result keeps it)
-    return where(input <= threshold, value, input)
+    return named_as(where(input <= threshold, value, input), "ThresholdBackward0", input)
 
 
 def softshrink(input, lambd: float = 0.5):
@@ -211,7 +215,7 @@ def prelu(input, weight):
             w = weight.reshape((channels,) + (1,) * (input.ndim - 2))
     # NOTE: the slope is selected, not the product: where x > 0 an Inf/NaN weight must not reach
     # x's gradient (0 * nan), nor an infinite x the weight's (torch's prelu backward)
-    return input * where(input > 0, 1.0, w)
+    return named_as(input * where(input > 0, 1.0, w), "PreluKernelBackward0", input, weight)
 
 
 def glu(input, dim: int = -1):
@@ -225,7 +229,7 @@ def glu(input, dim: int = -1):
             f"Halving dimension must be even, but dimension {dim % input.ndim} is size {size}"
         )
     a, b = chunk(input, 2, dim)
-    return a * sigmoid(b)
+    return named_as(a * sigmoid(b), "GluBackward0", input)
 
 
 def _in_place(fn, op):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..amp.autocast import autocast_args
 from ..amp.autocast import state as _autocast
+from ..autograd.node_names import with_absent_input
 from ..ops import conv as _conv
 from ..tensor import Tensor
 from . import _functional_pool
@@ -165,6 +166,8 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, op):
     args = (x, weight) if bias is None else (x, weight, bias)
     out = _conv.Convolution.apply(*args, stride=stride, padding=pads, dilation=dilation,
                                   groups=groups)
+    if bias is None:  # torch's node keeps the absent bias's edge
+        out = with_absent_input(out, x._array.dtype)
     return out if batched else out.squeeze(0)
 
 
@@ -225,6 +228,8 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     args = (x, weight) if bias is None else (x, weight, bias)
     out = _conv.ConvolutionTranspose.apply(*args, output_size=size, stride=stride, padding=pads,
                                            dilation=dilation, groups=groups)
+    if bias is None:
+        out = with_absent_input(out, x._array.dtype)
     return out if batched else out.squeeze(0)
 
 

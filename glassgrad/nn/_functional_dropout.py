@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import warnings
 
 from .. import dtypes
 from .._factories import _rng
 from .._factory_args import _dropout_dtype
 from .._tensor_methods import _composite_inplace
 from ..tensor import Tensor
+from .._user_warning import warn_user
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
 
@@ -64,14 +64,14 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     2-D or 5-D input warns and drops along its first two dims (a 2-D one so per element), a 3-D
     one warns and is (N, C, L)."""
     if input.ndim not in (3, 4):
-        warnings.warn(
+        warn_user(
             f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
             "will result in an error in a future release. To retain the behavior and silence "
             "this warning, please use dropout instead. Note that dropout2d exists to provide "
             "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
             "an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=3)
     elif input.ndim == 3:
-        warnings.warn(
+        warn_user(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
             "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
             "the channel dim. This behavior will change in a future release to interpret the "

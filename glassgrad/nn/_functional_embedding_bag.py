@@ -171,11 +171,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         tensor([[0., 1.], [6., 8.]])
     """
     if isinstance(weight, Tensor) and weight.dtype == dtypes.int64 and input.is_floating_point():
-        import warnings
+        from .._user_warning import warn_user
 
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
-                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        warn_user("Argument order of nn.functional.embedding_bag was changed. Usage "
+                  "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                  "`embedding_bag(input, weight, ...)`.", stacklevel=2)
         weight, input = input, weight
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(

@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-import warnings
 
 from .._ops_numeric import pdist
 from ..ops._names import scalar_type
+from .._user_warning import warn_user
 
 __all__ = ["conv_tbc", "gumbel_softmax", "pdist", "upsample_bilinear"]
 
@@ -73,7 +73,7 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
     is ``-log(Exponential(1))`` from the default generator, the same stream as torch's for the
     same seed. ``eps`` is deprecated and ignored (a warning when changed), as in torch."""
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warn_user("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     from .._factories import empty_like, zeros_like
 
     gumbels = -empty_like(logits).exponential_().log()
@@ -91,8 +91,8 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
 def deprecated_upsample(name: str) -> None:
     """torch's warning for the deprecated ``upsample*`` functions, pointed at the caller's
     caller (the user's line)."""
-    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=3)
+    warn_user(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+              "instead.", stacklevel=3)
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):

@@ -14,13 +14,13 @@ constant base grid with ``theta`` (an op of its own that saves nothing, as torch
 from __future__ import annotations
 
 import itertools
-import warnings
 
 import numpy as np
 
 from ..ops import primitive
 from ..ops._names import scalar_type
 from ..ops.elementwise import where
+from .._user_warning import warn_user
 
 __all__ = ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid",
            "grid_sample"]
@@ -271,7 +271,7 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warn_user(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     return grid_sampler(input, grid, GRID_SAMPLE_INTERPOLATION_MODES[mode],
                         GRID_SAMPLE_PADDING_MODES[padding_mode], align_corners)
@@ -325,7 +325,7 @@ def affine_grid(theta, size, align_corners: bool | None = None):
     size; NotImplementedError for a size that is not 4-D or 5-D (torch's errors).
     """
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warn_user(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -340,9 +340,9 @@ def affine_grid(theta, size, align_corners: bool | None = None):
                                   f"affine transforms, respectively. Got size {size}.")
     spatial = size[2:]
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
-                      "when align_corners=True. This is not an intended use case of affine_grid. "
-                      "See the documentation of affine_grid for details.", stacklevel=2)
+        warn_user("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+                  "when align_corners=True. This is not an intended use case of affine_grid. "
+                  "See the documentation of affine_grid for details.", stacklevel=2)
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return affine_grid_generator(theta, size, align_corners)

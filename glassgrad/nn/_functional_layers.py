@@ -11,6 +11,7 @@ from .._factories import full
 from ..amp.autocast import autocast_arg, autocast_args
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import no_grad
+from ..autograd.node_names import named_as
 from ..ops._names import scalar_type
 from ..ops._util import half, is_tensor
 from ..ops.elementwise import rsqrt, where
@@ -186,7 +187,8 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
         shift = -running_mean * scale
         if bias is not None:
             shift = shift + bias
-        return input * scale.reshape(shape) + shift.reshape(shape)
+        return named_as(input * scale.reshape(shape) + shift.reshape(shape),
+                        "NativeBatchNormBackward0", input)
     dims = (0,) + tuple(range(2, ndim))
     n = input.numel() // c if c else 0
     if n and weight is not None and bias is not None and _fusable(input, weight, bias, 1):
@@ -196,7 +198,8 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
         batch_mean = mean(input, dims, keepdim=True)
         centred = input - batch_mean
         batch_var = mean(centred * centred, dims, keepdim=True)
-        out = _affine(centred * rsqrt(batch_var + eps), weight, bias, shape)
+        out = named_as(_affine(centred * rsqrt(batch_var + eps), weight, bias, shape),
+                       "NativeBatchNormBackward0", input)
     if running_mean is not None or running_var is not None:
         if _plain_stats(running_mean, running_var, batch_mean, batch_var):
             _update_running(running_mean, batch_mean._array.reshape(c), momentum)
@@ -283,7 +286,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return named_as(out, "NativeLayerNormBackward0", input)
 
 
 def _check_affine_shape(normalized_shape, **affine) -> None:
@@ -338,7 +341,8 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     rstd = rsqrt(mean(centred * centred, (2, 3), keepdim=True) + eps)
     shape = (1, num_groups, c // num_groups, 1)
     w, b = (None if t is None else t.reshape(shape) for t in (weight, bias))
-    return scale_shift(grouped, mu, rstd, w, b).reshape(input.shape)
+    return named_as(scale_shift(grouped, mu, rstd, w, b).reshape(input.shape),
+                    "NativeGroupNormBackward0", input)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
@@ -381,7 +385,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     out = weight[input]
     if padding_idx is not None and weight.requires_grad:
         out = where((input == padding_idx).unsqueeze(-1), weight.detach()[input], out)
-    return out
+    return named_as(out, "EmbeddingBackward0", weight)
 
 
 def _renorm_rows(weight, rows, max_norm, norm_type) -> None:
@@ -462,6 +466,16 @@ def pad(input, pad, mode: str = "constant", value=None):
                 f"Unrecognised padding mode {mode} (glassgrad: use constant, reflect, replicate "
                 "or circular)"
             )
+    return _pad_named(out, input, mode, k)
+
+
+def _pad_named(out, input, mode, k):
+    # torch's node per mode; circular pad is a copy into slices there (CopySlices), as here
+    if mode == "constant":
+        return named_as(out, "ConstantPadNdBackward0", input)
+    if mode in ("reflect", "replicate"):
+        kind = "ReflectionPad" if mode == "reflect" else "ReplicationPad"
+        return named_as(out, f"{kind}{k + 1}DBackward0", input)
     return out
 
 

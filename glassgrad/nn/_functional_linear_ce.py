@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 
 import numpy as np
 
@@ -21,6 +20,7 @@ from ..ops.joins import cat
 from ..tensor import Tensor
 from ._functional_layers import linear
 from ._functional_loss import cross_entropy
+from .._user_warning import warn_user
 
 __all__ = ["linear_cross_entropy"]
 
@@ -114,7 +114,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     chunked = options is not None and not out_features and reduction in (
         "mean", "sum", "none") and label_smoothing == 0.0 and is_long
     if options is not None and not chunked:
-        warnings.warn(
+        warn_user(
             "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
             "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == "
             f"(). Got reduction={reduction!r}, label_smoothing={label_smoothing}, "

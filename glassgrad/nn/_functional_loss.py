@@ -6,12 +6,12 @@ Composed from primitives, so every loss has first and second derivatives. ``redu
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from .. import dtypes
 from ..amp.autocast import autocast_args
+from ..autograd.node_names import named_as
 from ..amp.autocast import state as _autocast
 from ..functional import log_softmax
 from ..ops._util import half, is_tensor
@@ -21,6 +21,7 @@ from ..ops.fused import NllLoss
 from ..ops.fused_loss import BinaryCrossEntropyWithLogits, MseLoss
 from ..ops.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogitsPosWeight
 from ..tensor import Tensor
+from .._user_warning import warn_user
 
 
 def _legacy_reduction(size_average, reduce) -> str:
@@ -33,7 +34,7 @@ def _legacy_reduction(size_average, reduce) -> str:
 
 def _reduction(size_average, reduce, reduction: str) -> str:
     if size_average is not None or reduce is not None:
-        warnings.warn(
+        warn_user(
             "size_average and reduce args will be deprecated, please use reduction='"
             f"{_legacy_reduction(size_average, reduce)}' instead.", UserWarning, stacklevel=3)
         return _legacy_reduction(size_average, reduce)
@@ -60,7 +61,7 @@ def _fusable(input, target, reduction: str) -> bool:
 
 def _check_sizes(input, target, name: str) -> None:
     if target.shape != input.shape:
-        warnings.warn(
+        warn_user(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.", UserWarning, stacklevel=3)
@@ -106,7 +107,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     if beta == 0:
         return _reduce(ad, reduction)
     loss = where(ad < beta, diff * diff * (0.5 / beta), ad - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return named_as(_reduce(loss, reduction), "SmoothL1LossBackward0", input, target)
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
@@ -120,8 +121,9 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     diff = input - target
     ad = diff.abs()
     loss = where(ad < delta, diff * diff * 0.5, (ad - 0.5 * delta) * delta)
-    return _reduce(loss, reduction) if weight is None else _weighted(loss, weight, input,
-                                                                     reduction, False)
+    if weight is not None:
+        return _weighted(loss, weight, input, reduction, False)
+    return named_as(_reduce(loss, reduction), "HuberLossBackward0", input, target)
 
 
 def _weighted(loss, weight, input, reduction, by_weight):
@@ -313,7 +315,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return named_as(_reduce(loss, reduction), "BinaryCrossEntropyBackward0", input, target)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -366,7 +368,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
         input, target = autocast_args("kl_div", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
-        warnings.warn(
+        warn_user(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "

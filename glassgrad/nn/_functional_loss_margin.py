@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .._arg_check import _type_name
+from ..autograd.node_names import named_as
 from ..ops._names import c_type, scalar_type
 from ..ops._util import is_tensor
 from ..ops.elementwise import clamp_min, minimum, where
@@ -101,7 +102,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     loss = where(others, hinge, 0.0).sum(1) / c
     if input.ndim == 1:
         loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return named_as(_reduce(loss, reduction), "MultiMarginLossBackward0", input)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,

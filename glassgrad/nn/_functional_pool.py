@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..autograd.node_names import named_as
 from ..backend import xp
 from ..ops import pool as _pool
 from ..ops import primitive
@@ -387,7 +388,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode != "nearest":
         from ._functional_interp import resample
 
-        return resample(x, mode, in_size, out, scales, align_corners, bool(antialias))
+        return _named(resample(x, mode, in_size, out, scales, align_corners, bool(antialias)),
+                      input, mode, nd, antialias)
     factors = [o // s if s and o % s == 0 else 0 for s, o in zip(in_size, out)]
     if all(factors) and all(sc is None or sc == f for sc, f in zip(scales, factors)):
         # integer factors: insert a size-f axis after each spatial dim and broadcast into it
@@ -397,12 +399,25 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         full = list(x.shape[:2])
         for s, f in zip(in_size, factors):
             full += [s, f]
-        return x.reshape(shape).expand(*full).reshape(*x.shape[:2], *out)
+        return _named(x.reshape(shape).expand(*full).reshape(*x.shape[:2], *out), input, mode,
+                      nd, antialias)
     for i, (s, o, sc) in enumerate(zip(in_size, out, scales)):
         if s != o:
             index = primitive._make(_nearest_index(s, o, sc))
             x = x.index_select(2 + i, index)
-    return x
+    return _named(x, input, mode, nd, antialias)
+
+
+_UPSAMPLE = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",
+             "linear": "UpsampleLinear", "bilinear": "UpsampleBilinear",
+             "bicubic": "UpsampleBicubic", "trilinear": "UpsampleTrilinear",
+             "area": "AdaptiveAvgPool"}
+
+
+def _named(out, input, mode, nd, antialias):
+    # torch's node: one ATen upsample kernel per mode and rank (area is adaptive average pooling)
+    aa = "Aa" if antialias else ""
+    return named_as(out, f"{'_' if aa else ''}{_UPSAMPLE[mode]}{nd}D{aa}Backward0", input)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:

@@ -5,6 +5,8 @@ no derivative code, so the gradient is the inverse rearrangement (PyTorch names 
 
 from __future__ import annotations
 
+from ..autograd.node_names import named_as
+
 __all__ = ["channel_shuffle", "native_channel_shuffle", "pixel_shuffle", "pixel_unshuffle"]
 
 
@@ -47,7 +49,7 @@ def pixel_shuffle(input, upscale_factor: int):
     n = len(lead)
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return named_as(x.reshape(*lead, c // (r * r), h * r, w * r), "PixelShuffleBackward0", input)
 
 
 def pixel_unshuffle(input, downscale_factor: int):
@@ -66,7 +68,8 @@ def pixel_unshuffle(input, downscale_factor: int):
     n = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return named_as(x.reshape(*lead, c * r * r, h // r, w // r), "PixelUnshuffleBackward0",
+                    input)
 
 
 def channel_shuffle(input, groups: int):

@@ -10,13 +10,13 @@ grad, the hooks run from the output node with ``grad_input`` all None, as PyTorc
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 
 from ..autograd.grad_mode import _state
 from ..autograd.graph import Node, RemovableHandle, grad_accumulator
 from ..ops import _view_meta
 from ..tensor import Tensor
+from .._user_warning import warn_user
 
 class _GlobalHooks(OrderedDict):
     """A process-wide hook store that keeps ``_global_hooks_on`` current, so ``Module.__call__``
@@ -319,7 +319,7 @@ def call_with_hooks(module, args, kwargs):
             result = res
     if bw_hook is not None:
         if not isinstance(result, (Tensor, tuple)):
-            warnings.warn(
+            warn_user(
                 "For backward hooks to be called, module output should be a Tensor or a tuple of "
                 f"Tensors but received {type(result)}", stacklevel=3,
             )

@@ -6,10 +6,10 @@ store, holds either full or non-full backward hooks, never both (PyTorch's Runti
 
 from __future__ import annotations
 
-import warnings
 
 from ..tensor import Tensor
 from . import _module_hooks as _hooks
+from .._user_warning import warn_user
 
 # None until the first process-wide backward hook; then whether they are full ones
 _global_is_full = [None]
@@ -114,4 +114,4 @@ def _maybe_warn(inputs, result, grad_fn) -> None:
 
 
 def _warn(message: str) -> None:
-    warnings.warn(message, FutureWarning, stacklevel=5)
+    warn_user(message, FutureWarning, stacklevel=5)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -10,6 +9,7 @@ from collections.abc import Mapping
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .parameter import is_lazy
+from .._user_warning import warn_user
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -48,7 +48,7 @@ def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool 
     """An ordered dict of every parameter and persistent buffer by dotted name (detached unless
     ``keep_vars``), in PyTorch's order: a module's own entries, then its children's."""
     if args:  # PyTorch's deprecated positional form state_dict(destination, prefix, keep_vars)
-        warnings.warn(
+        warn_user(
             "Positional args are being deprecated, use kwargs instead. Refer to "
             "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
             " for details.", FutureWarning, stacklevel=2,

@@ -9,7 +9,6 @@ is LAPACK's in both libraries but not bit-identical across LAPACK builds).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
@@ -23,6 +22,7 @@ import numpy as np
 from .._factories import randperm
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from .._user_warning import warn_user
 
 
 _NonlinearityType = Literal["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
@@ -105,8 +105,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     replaced when [a, b] holds more than 30% of the mass, else uniform proposals accepted by
     ``log(u) <= log_pdf``. UserWarning when mean is more than 2 std outside [a, b]."""
     if (mean < a - 2 * std) or (mean > b + 2 * std):
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
-                      "The distribution of values may be incorrect.", stacklevel=2)
+        warn_user("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                  "The distribution of values may be incorrect.", stacklevel=2)
     from .. import _factories as fac
     from ..ops.elementwise import where
 
@@ -201,7 +201,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """U(-b, b) with ``b = gain * sqrt(3 / fan)`` (He); ``a`` is the leaky_relu slope."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_user("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -213,7 +213,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None) -> Tensor:
     """N(0, std^2) with ``std = gain / sqrt(fan)`` (He)."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        warn_user("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -266,8 +266,8 @@ def _deprecated(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     old, new = fn.__name__[:-1], fn.__name__
 
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
-                      FutureWarning, stacklevel=2)
+        warn_user(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
+                  FutureWarning, stacklevel=2)
         return fn(*args, **kwargs)
 
     wrapper.__name__ = wrapper.__qualname__ = old

@@ -5,7 +5,6 @@ from __future__ import annotations
 import enum
 import inspect
 import os
-import warnings
 
 from ..autograd.grad_mode import enable_grad
 from ..autograd.graph import _Hooks
@@ -15,6 +14,7 @@ from ._builder import GraphBuilder, elem_type, onnx_module
 from .errors import OnnxExporterError
 from .symbolic import table
 from .tracer import Tracer
+from .._user_warning import warn_user
 
 DEFAULT_OPSET = 20  # PyTorch 2.13's ONNX_DEFAULT_OPSET
 MIN_OPSET, MAX_OPSET = 13, 23  # 13: axes and split sizes as inputs; 23: torch's ONNX_MAX_OPSET
@@ -118,9 +118,9 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         outputs.append((name, t))
     for name, axes in (dynamic_axes or {}).items():
         if not isinstance(axes, dict):
-            warnings.warn("No names were found for specified dynamic axes of provided input."
-                          "Automatically generated names will be applied to each dynamic axes "
-                          f"of input {name}", UserWarning, stacklevel=2)
+            warn_user("No names were found for specified dynamic axes of provided input."
+                      "Automatically generated names will be applied to each dynamic axes "
+                      f"of input {name}", UserWarning, stacklevel=2)
     model_proto = _make_model(onnx, g, [(n, t) for t, n in flat_in], outputs,
                               dynamic_axes or {}, constant_names, export_params,
                               keep_initializers_as_inputs)
@@ -262,9 +262,9 @@ def _make_model(onnx, g, inputs, outputs, dynamic_axes, constant_names, export_p
     known = {n for n, _ in inputs} | {n for n, _ in outputs}
     for key in dynamic_axes:
         if key not in known:
-            warnings.warn(f"Provided key {key} for dynamic axes is not a valid input/output "
-                          f"name\nglassgrad: the names are {sorted(known)}; the key is ignored.",
-                          UserWarning, stacklevel=3)
+            warn_user(f"Provided key {key} for dynamic axes is not a valid input/output "
+                      f"name\nglassgrad: the names are {sorted(known)}; the key is ignored.",
+                      UserWarning, stacklevel=3)
     graph_inputs = [_value_info(helper, n, t, dynamic_axes.get(n)) for n, t in inputs]
     initializers = list(g.initializers)
     if not export_params or keep_initializers_as_inputs:

@@ -12,9 +12,9 @@ the same memory when PyTorch would write.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
+from .._user_warning import warn_user
 
 # op names as ``Tensor._write`` gets them: written with overlap without a word / with a warning
 _EXEMPT = frozenset({"fill"})
@@ -38,7 +38,7 @@ def overlap_error(what: str) -> RuntimeError:
 
 def warn_deprecated(name: str) -> None:
     example = "tensor[indices] = tensor" if name == "index_put_" else "tensor[mask] = scalar"
-    warnings.warn(
+    warn_user(
         f"Use of {name} on expanded tensors is deprecated. Please clone() the tensor before "
         f"performing this operation. This also applies to advanced indexing e.g. {example}",
         UserWarning, stacklevel=4)

@@ -146,9 +146,9 @@ def resize_out(out, shape, stacklevel: int = 4) -> None:
     """PyTorch resizes an ``out=`` tensor of another shape, warning when it had elements."""
     if out._array.shape != shape:
         if out._array.size:
-            import warnings
+            from .._user_warning import warn_user
 
-            warnings.warn(
+            warn_user(
                 "An output with one or more elements was resized since it had shape "
                 f"{list(out._array.shape)}, which does not match the required output shape "
                 f"{list(shape)}.", UserWarning, stacklevel=stacklevel)

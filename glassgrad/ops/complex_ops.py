@@ -381,11 +381,11 @@ def is_complex(input) -> bool:
 
 def warn_discard(x, dtype) -> None:
     """torch's UserWarning when ``x.to(real_dtype)`` drops a complex tensor's imaginary part."""
-    import warnings
+    from .._user_warning import warn_user
 
-    warnings.warn("Casting complex values to real discards the imaginary part\nglassgrad: "
-                  f"{x.dtype} to {dtype}; take .real or .abs() to say which you mean.",
-                  UserWarning, stacklevel=4)
+    warn_user("Casting complex values to real discards the imaginary part\nglassgrad: "
+              f"{x.dtype} to {dtype}; take .real or .abs() to say which you mean.",
+              UserWarning, stacklevel=4)
 
 
 def refuse_complex(x, kernel: str) -> None:

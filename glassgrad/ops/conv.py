@@ -172,8 +172,10 @@ def _add_bias(result, bias):
 
 
 def _bias_grad(grad, needs_input_grad):
-    if len(needs_input_grad) < 3 or not needs_input_grad[2]:
+    if len(needs_input_grad) < 3:
         return ()
+    if not needs_input_grad[2]:  # no bias, or one without grad (an edge either way)
+        return (None,)
     return (grad.sum(dim=(0,) + tuple(range(2, grad.ndim))),)
 
 

@@ -16,6 +16,7 @@ from ..amp.autocast import state as _autocast
 from . import _special, primitive
 from . import complex_ops as _cx
 from ._convert import checked
+from ._numpy_warnings import retry_quietly
 from ._util import (
     _check_number, cast, cj, index_snapshot, is_tensor, promote, reject_bool_sub, scalar, write_out,
 )
@@ -77,7 +78,10 @@ def to_dtype(x, dtype):
     if x._requires_grad and not (dtype.is_floating_point or dtype.is_complex):
         # NOTE: an integer or bool copy is not differentiable, so it does not require grad (as
         # in PyTorch); copy_ and setitem into such tensors convert here and record nothing
-        return primitive._make(x._array.astype(dtype.np))
+        try:
+            return primitive._make(x._array.astype(dtype.np))
+        except RuntimeWarning:  # NOTE [NumPy warnings] in ops/_numpy_warnings.py (inf to int)
+            return primitive._make(retry_quietly(x._array.astype, dtype.np))
     return ToCopy.apply(x, dtype=dtype.np, src=x._array.dtype)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.node_names import named_as
 from . import primitive
 from ._convert import checked
 from ._forward_errors import broadcast_shapes
@@ -208,11 +209,13 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce=None):
     if src is None:
         src = value
     _same_dtype(input, src)
-    if not is_tensor(src):
+    by_value = not is_tensor(src)
+    if by_value:
         src = primitive._make(np.full(idx.shape, checked(src, input._array.dtype)))
     _check_scatter_index(input, d, idx, "scatter", src)
     src = _value_tensor(src, input, "scatter")
-    return Scatter.apply(input, src, dim=d, index=idx, src_shape=src._array.shape)
+    out = Scatter.apply(input, src, dim=d, index=idx, src_shape=src._array.shape)
+    return named_as(out, "ScatterBackward1", input) if by_value else out  # torch's overload
 
 
 def _vector_index(index, op):
@@ -242,7 +245,7 @@ def index_select(input, dim: int, index):
             f"index out of range in self\nglassgrad: index_select of dim {d} (size {size}) with "
             f"index {bad}; indices must be in [0, {size}) (no counting from the end)."
         )
-    return getitem(input, (slice(None),) * d + (idx,))
+    return named_as(getitem(input, (slice(None),) * d + (idx,)), "IndexSelectBackward0", input)
 
 
 def _index_along(input, dim, index, source, op):
@@ -286,7 +289,8 @@ def index_add(input, dim: int, index, source, *, alpha=1):
         raise TypeError(f"index_add(): argument 'source' (position 4) must be Tensor, not "
                         f"{type(source).__name__}")
     src = source if alpha == 1 else source * alpha
-    out = IndexPut.apply(input, src, index=where, accumulate=True)
+    out = named_as(IndexPut.apply(input, src, index=where, accumulate=True), "IndexAddBackward0",
+                   input)
     return out if src._requires_grad else keep_attrs(out)  # NOTE [Freed attributes]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..autograd import diagnostics, explain, forward_ad
 from ..autograd.grad_mode import _state
 from ..autograd.graph import _Hooks
+from ..autograd.node_names import named_as
 from . import _overlap, _view_meta, primitive
 from ._convert import checked
 from ._forward_errors import broadcast_shapes
@@ -466,7 +467,8 @@ def masked_select(input, mask):
         )
     shape = broadcast_shapes("masked_select", input._array.shape, m.shape)
     x = expand(input, shape) if input._array.shape != shape else input
-    return getitem(x, primitive._make(np.broadcast_to(m, shape)))
+    return named_as(getitem(x, primitive._make(np.broadcast_to(m, shape))), "MaskedSelectBackward0",
+                    input)
 
 
 def masked_scatter(input, mask, source):
@@ -492,9 +494,10 @@ def masked_scatter(input, mask, source):
             f"ones in mask ({count}), got {source._array.size}"
         )
     values = narrow(reshape(source, -1), 0, 0, count)
-    return IndexPut.apply(
+    out = IndexPut.apply(
         input, _value_tensor(values, input, "masked_scatter"), index=(m,), accumulate=False
     )
+    return named_as(out, "MaskedScatterBackward0", input)
 
 
 def take(input, index):
@@ -510,7 +513,7 @@ def take(input, index):
     if idx.size and (idx.max() >= n or idx.min() < -n):
         bad = int(idx.max() if idx.max() >= n else idx.min())
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
-    return getitem(reshape(input, -1), index)
+    return named_as(getitem(reshape(input, -1), index), "TakeBackward0", input)
 
 
 def select(input, dim: int, index: int):

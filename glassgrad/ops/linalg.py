@@ -13,6 +13,7 @@ import numpy as np
 
 from ..amp.autocast import autocast_arg, autocast_args, autocast_excluded
 from ..amp.autocast import state as _autocast
+from ..autograd.node_names import named_as
 from . import primitive
 from ._names import c_type, scalar_type
 from ._util import cj, half, is_tensor, promote, wrap_dim
@@ -300,14 +301,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; input broadcasts (``torch.addmm``)."""
     if _autocast.on:
         input, mat1, mat2 = autocast_args("addmm", input, mat1, mat2)
-    return _add_scaled(input, mm(mat1, mat2), beta, alpha)
+    return named_as(_add_scaled(input, mm(mat1, mat2), beta, alpha), "AddmmBackward0", input)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)`` (``torch.baddbmm``)."""
     if _autocast.on:
         input, batch1, batch2 = autocast_args("baddbmm", input, batch1, batch2)
-    return _add_scaled(input, bmm(batch1, batch2), beta, alpha)
+    return named_as(_add_scaled(input, bmm(batch1, batch2), beta, alpha), "BaddbmmBackward0",
+                    input)
 
 
 def _add_scaled(input, product, beta, alpha):

@@ -45,7 +45,7 @@ from ..autograd.graph import (
     saved_attribute_names,
 )
 from ..backend import xp
-from . import _forward_errors, _view_meta
+from . import _forward_errors, _numpy_warnings, _view_meta
 from ._view_meta import CREATION_META
 
 _new = object.__new__
@@ -315,6 +315,8 @@ def _forward_failed(cls, inputs, attrs, exc):
     """A forward raised: retry it under vmap (NOTE [Batched arrays] in func/_batched_array.py), or
     explain NumPy's error (NOTE [Forward errors] in ops/_forward_errors.py)."""
     arrays = [t._array for t in inputs]
+    if isinstance(exc, RuntimeWarning):  # NOTE [NumPy warnings] in ops/_numpy_warnings.py
+        return _numpy_warnings.retry_quietly(cls.forward, xp, *arrays, **attrs)
     if _vmap_fallback is not None:
         try:
             return _vmap_fallback(cls, arrays, attrs, exc)

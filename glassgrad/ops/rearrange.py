@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..autograd.node_names import named_as
 from . import primitive
 from ._util import is_tensor, wrap_dim, wrap_dims
 from .primitive import Primitive
@@ -107,12 +108,14 @@ def rot90(input, k: int = 1, dims=(0, 1)):
         )
     k %= 4
     if k == 1:
-        return transpose(flip(input, (d1,)), d0, d1)
-    if k == 2:
-        return flip(input, (d0, d1))
-    if k == 3:
-        return transpose(flip(input, (d0,)), d0, d1)
-    return input.clone()
+        out = transpose(flip(input, (d1,)), d0, d1)
+    elif k == 2:
+        out = flip(input, (d0, d1))
+    elif k == 3:
+        out = transpose(flip(input, (d0,)), d0, d1)
+    else:
+        out = input.clone()
+    return named_as(out, "Rot90Backward0", input)
 
 
 def repeat(input, *sizes):

@@ -14,8 +14,10 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import _state as _grad_mode
+from ..autograd.node_names import named_as
 from . import primitive
 from ._names import scalar_type
+from ._numpy_warnings import prod_of, sum_of
 from ._util import cast, half, widened, wrap_dim, wrap_dims
 from .primitive import Primitive
 from .reduction_backward import MeanBackward, SumBackward
@@ -28,6 +30,7 @@ from .selection import (  # noqa: F401 - re-exported
     max,
     min,
 )
+from .._user_warning import warn_user
 
 
 def reduce_dims(dim, ndim: int, op: str) -> tuple:
@@ -57,8 +60,8 @@ class Sum(Primitive):
     @staticmethod
     def forward(xp, x, *, dims, keepdim, shape):
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
-            return xp.sum(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(x.dtype)
-        return xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
+            return sum_of(xp, x, dims, keepdim, np.float32).astype(x.dtype)
+        return sum_of(xp, x, dims, keepdim, x.dtype)
 
     @staticmethod
     def backward(grad, *, dims, keepdim, shape):
@@ -77,9 +80,10 @@ class Mean(Primitive):
         if n == 0:
             with np.errstate(invalid="ignore"):
                 return xp.sum(x, axis=dims, keepdims=keepdim, dtype=x.dtype) / x.dtype.type(0)
+        # NOTE: NumPy's mean is this sum divided by the count (NOTE [NumPy warnings])
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
-            return xp.mean(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(x.dtype)
-        return xp.mean(x, axis=dims, keepdims=keepdim, dtype=x.dtype)
+            return (sum_of(xp, x, dims, keepdim, np.float32) / np.float32(n)).astype(x.dtype)
+        return sum_of(xp, x, dims, keepdim, x.dtype) / x.dtype.type(n)
 
     @staticmethod
     def backward(grad, *, dims, keepdim, shape, n):
@@ -103,7 +107,7 @@ class Prod(Primitive):
 
     @staticmethod
     def forward(xp, x, *, dims, keepdim):
-        return xp.prod(x, axis=dims, keepdims=keepdim)
+        return prod_of(xp, x, dims, keepdim)
 
     @staticmethod
     def backward(grad, x, result, *, dims, keepdim):
@@ -460,7 +464,7 @@ def _var(input, dim, unbiased, keepdim, correction, op):
         )
     dims = reduce_dims(dim, input._array.ndim, op)
     if _count(input._array.shape, dims) - correction <= 0:
-        warnings.warn(
+        warn_user(
             f"{op}(): degrees of freedom is <= 0. Correction should be strictly less than the "
             "reduction factor (input numel divided by output numel).",
             UserWarning,
@@ -498,14 +502,17 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var, mean)`` over ``dim`` (``torch.var_mean``)."""
     v = _var(input, dim, unbiased, keepdim, correction, "var_mean")
     dim, _ = _correction(dim, unbiased, correction, "var_mean")
-    return v, mean(input, dim, keepdim)
+    # torch's one node for both outputs: each output's node takes its name
+    return (named_as(v, "VarMeanBackward0", input),
+            named_as(mean(input, dim, keepdim), "VarMeanBackward0", input))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std, mean)`` over ``dim`` (``torch.std_mean``)."""
     s = StdFromVar.apply(_var(input, dim, unbiased, keepdim, correction, "std_mean"))
     dim, _ = _correction(dim, unbiased, correction, "std_mean")
-    return s, mean(input, dim, keepdim)
+    return (named_as(s, "StdMeanBackward0", input),
+            named_as(mean(input, dim, keepdim), "StdMeanBackward0", input))
 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):

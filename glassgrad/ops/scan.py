@@ -16,6 +16,8 @@ from .. import dtypes
 from ..amp.autocast import autocast_arg
 from ..amp.autocast import state as _autocast
 from ..autograd.grad_mode import _state
+from ..autograd.node_names import named_as
+from ._numpy_warnings import cumulative
 from ._util import cast, half, widened, wrap_dim
 from .primitive import Primitive
 
@@ -24,8 +26,8 @@ class Cumsum(Primitive):
     @staticmethod
     def forward(xp, x, *, dim):
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
-            return xp.cumsum(x, axis=dim, dtype=np.float32).astype(x.dtype)
-        return xp.cumsum(x, axis=dim, dtype=x.dtype)
+            return cumulative(xp, x, dim, np.float32, False).astype(x.dtype)
+        return cumulative(xp, x, dim, x.dtype, False)
 
     @staticmethod
     def backward(grad, *, dim):
@@ -45,8 +47,8 @@ class Cumprod(Primitive):
     @staticmethod
     def forward(xp, x, *, dim):
         if half(x.dtype):  # NOTE [16-bit accumulation] in ops/_util.py
-            return xp.cumprod(x, axis=dim, dtype=np.float32).astype(x.dtype)
-        return xp.cumprod(x, axis=dim, dtype=x.dtype)
+            return cumulative(xp, x, dim, np.float32, True).astype(x.dtype)
+        return cumulative(xp, x, dim, x.dtype, True)
 
     @staticmethod
     def backward(grad, x, result, *, dim):
@@ -109,7 +111,7 @@ def _scan(prim, name):
         if x._array.ndim == 0:
             from .elementwise import clone
 
-            return clone(x)
+            return named_as(clone(x), prim.node_cls.__name__, x)  # torch's node, not a copy's
         return prim.apply(x, dim=d)
 
     fn.__name__ = fn.__qualname__ = name
@@ -127,6 +129,7 @@ first and higher order; integer/bool input gives int64."""
 
 class LogCumSumExp(Primitive):
     saves = ("x", "result")
+    node_name = "LogcumsumexpBackward0"
 
     @staticmethod
     def forward(xp, x, *, dim):
@@ -158,5 +161,5 @@ def logcumsumexp(input, dim: int):
     if input._array.ndim == 0:
         from .elementwise import clone
 
-        return clone(input)
+        return named_as(clone(input), "LogcumsumexpBackward0", input)
     return LogCumSumExp.apply(input, dim=d)

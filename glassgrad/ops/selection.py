@@ -8,6 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autograd.node_names import named_as
 from . import primitive
 from ._util import is_tensor, wrap_dim
 from .primitive import Primitive
@@ -142,4 +143,5 @@ def aminmax(input, *, dim=None, keepdim: bool = False):
     from .reduction import amax, amin
 
     d = () if dim is None else dim
-    return _AMinMax(amin(input, d, keepdim), amax(input, d, keepdim))
+    return _AMinMax(named_as(amin(input, d, keepdim), "AminmaxBackward0", input),
+                    named_as(amax(input, d, keepdim), "AminmaxBackward0", input))

@@ -4,7 +4,6 @@ metric-driven (``ReduceLROnPlateau``) schedules. Import them from ``glassgrad.op
 from __future__ import annotations
 
 import math
-import warnings
 from bisect import bisect_right
 from typing import Any, Literal
 
@@ -15,6 +14,7 @@ from .lr_scheduler import (
     _update_param_group_val,
 )
 from .optimizer import Optimizer
+from .._user_warning import warn_user
 
 
 def _check_schedulers(owner: str, optimizer: Optimizer, schedulers) -> None:
@@ -179,7 +179,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_user(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

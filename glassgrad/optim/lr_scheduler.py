@@ -12,7 +12,6 @@ rates equal PyTorch's to the last bit, including the rounding drift of chained m
 from __future__ import annotations
 
 import types
-import warnings
 from bisect import bisect_right
 from collections import Counter
 from functools import partial, wraps  # noqa: F401 - torch.optim.lr_scheduler has these names
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
 
 from ..tensor import Tensor
 from .optimizer import Optimizer
+from .._user_warning import warn_user
 
 __all__ = [
     "ChainedScheduler",
@@ -106,7 +106,7 @@ def _update_param_group_val(param_group: dict, key: str, val) -> None:
 
 def _warn_get_lr_called_within_step(scheduler: LRScheduler) -> None:
     if not scheduler._get_lr_called_within_step:
-        warnings.warn(
+        warn_user(
             "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
             UserWarning,
             stacklevel=3,
@@ -223,7 +223,7 @@ class LRScheduler:
             return
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(
+                warn_user(
                     "Seems like `optimizer.step()` has been overridden after learning rate "
                     "scheduler initialization. Please, make sure to call `optimizer.step()` before "
                     "`lr_scheduler.step()`. See more details at "
@@ -232,7 +232,7 @@ class LRScheduler:
                     stacklevel=2,
                 )
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(
+                warn_user(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
                     "1.1.0 and later, you should call them in the opposite order: "
                     "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
@@ -244,7 +244,7 @@ class LRScheduler:
                 )
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_user(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None = None) -> None:

@@ -18,7 +18,6 @@ gradients, calls ``optimizer._note_skipped_step()`` instead: it counts no step a
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
@@ -31,6 +30,7 @@ from .. import dtypes
 from ..autograd.grad_mode import _state, enable_grad
 from ..autograd.graph import RemovableHandle
 from ..tensor import Tensor
+from .._user_warning import warn_user
 
 __all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]
 
@@ -565,7 +565,7 @@ class Optimizer:
             param_group.setdefault(name, default)
 
         if len(tensors) != len(set(tensors)):
-            warnings.warn(
+            warn_user(
                 "optimizer contains a parameter group with duplicate parameters; in future, this "
                 "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more "
                 "information",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from copy import deepcopy
 from typing import Any
 
@@ -16,6 +15,7 @@ from ..nn.module import Module
 from ..nn.modules.normalization import _BatchNorm
 from ..tensor import Tensor
 from .lr_scheduler import LRScheduler, _format_param
+from .._user_warning import warn_user
 
 __all__ = ["SWALR", "AveragedModel", "get_ema_avg_fn", "get_ema_multi_avg_fn",
            "get_swa_avg_fn", "get_swa_multi_avg_fn", "update_bn"]
@@ -217,7 +217,7 @@ class SWALR(LRScheduler):
     def get_lr(self) -> list:
         """The annealed learning rates of the next epoch, one per param group."""
         if not self._get_lr_called_within_step:
-            warnings.warn(
+            warn_user(
                 "To get the last learning rate computed by the scheduler, please use "
                 "`get_last_lr()`.", UserWarning, stacklevel=2)
         step = self._step_count - 1

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import contextlib
-import warnings
 
 from .. import _factories
 from ..autograd import engine
@@ -29,6 +28,7 @@ from ..amp.autocast import state as _autocast_state
 from ..autograd.graph import _NEEDED, saved_tensors_hooks
 from ..autograd.graph_hooks import _engine_task
 from ..tensor import Tensor
+from .._user_warning import warn_user
 
 __all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "set_checkpoint_debug_enabled",
            "set_checkpoint_early_stop"]
@@ -204,8 +204,8 @@ class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                          stacklevel=4)
+            warn_user("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=4)
         ctx.run_function = run_function
         ctx.rng_state = _factories.get_rng_state() if preserve_rng_state else None
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
@@ -258,7 +258,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None,
     Example: ``y = checkpoint(block, x, use_reentrant=False)``.
     """
     if use_reentrant is None:
-        warnings.warn(
+        warn_user(
             "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
             "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
             "exception. use_reentrant=False is recommended, but if you need to preserve the "
@@ -297,7 +297,7 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant=None, *
     ``segments - 1`` equal chunks; the last chunk runs normally
     (``torch.utils.checkpoint.checkpoint_sequential``)."""
     if use_reentrant is None:
-        warnings.warn(
+        warn_user(
             "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
             "passed explicitly. In version 2.9 we will raise an exception if use_reentrant is not "
             "passed. use_reentrant=False is recommended, but if you need to preserve the current "

@@ -21,7 +21,6 @@ when PyTorch would take those kernels.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -40,6 +39,7 @@ from ..module import Module
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
 from .rnn_cells import linear
+from ..._user_warning import warn_user
 
 # NOTE: only the module: the two functions belong to nn.functional, which re-exports them
 __all__ = ["MultiheadAttention"]
@@ -153,7 +153,7 @@ def _canonical_mask(mask, mask_name: str, other, other_name: str, dtype, check_o
     if mask.dtype != dtypes.bool and not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other is not None and mask.dtype != other.dtype:
-        warnings.warn(
+        warn_user(
             f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type "
             "for both instead.",
             stacklevel=4,

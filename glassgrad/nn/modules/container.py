@@ -5,7 +5,6 @@ key, so ``state_dict`` keys are ``"0.weight"``, ``"block.bias"`` as in PyTorch."
 from __future__ import annotations
 
 import operator
-import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
@@ -13,6 +12,7 @@ from itertools import chain, islice
 from ...tensor import Tensor
 from ..module import Module, _addindent, _typename
 from ..parameter import Parameter
+from ..._user_warning import warn_user
 
 
 def _abs_index(idx, size: int) -> int:
@@ -474,7 +474,7 @@ class Container(Module):
     constructing one warns FutureWarning, as PyTorch does. Subclass ``Module`` instead."""
 
     def __init__(self, **kwargs) -> None:
-        warnings.warn(
+        warn_user(
             "`nn.Container` is deprecated. All of its functionality is now implemented in "
             "`nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2,
         )

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import warnings
 
 from .. import functional as F
 from .distance import PairwiseDistance
 from .loss import NLLLoss, _Loss, _WeightedLoss
+from ..._user_warning import warn_user
 
 __all__ = [
     "CTCLoss",
@@ -133,7 +133,7 @@ class NLLLoss2d(NLLLoss):
 
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean") -> None:
-        warnings.warn(
+        warn_user(
             "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
             "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more "
             "details.", FutureWarning, stacklevel=2)

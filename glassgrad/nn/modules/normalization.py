@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 
 from ... import dtypes
 from ..._factories import empty, ones, tensor, zeros
@@ -12,6 +11,7 @@ from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ..._user_warning import warn_user
 
 
 def _dtype(dtype):
@@ -159,7 +159,7 @@ class _InstanceNorm(_NormBase):
                 raise ValueError(
                     f"expected input's size at dim={feature_dim} to match num_features "
                     f"({self.num_features}), but got: {input.shape[feature_dim]}.")
-            warnings.warn(
+            warn_user(
                 f"input's size at dim={feature_dim} does not match num_features. You can "
                 "silence this warning by not passing in num_features, which is not used "
                 "because affine=False", stacklevel=2)

@@ -16,7 +16,6 @@ caller's batch order with ``unsorted_indices``.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 from ..._factories import empty, zeros
 from ...ops.indexing import index_select
@@ -38,6 +37,7 @@ from .rnn_cells import (
     rnn_tanh_step,
     uniform_reset,
 )
+from ..._user_warning import warn_user
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -305,7 +305,7 @@ def _check_args(mode, input_size, hidden_size, num_layers, bias, batch_first, dr
             "element being zeroed"
         )
     if dropout > 0 and num_layers == 1:
-        warnings.warn(
+        warn_user(
             "dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
             f"expects num_layers greater than 1, but got dropout={dropout} and "
             f"num_layers={num_layers}",

@@ -18,7 +18,6 @@ come out as zeros before the final ``norm``.
 from __future__ import annotations
 
 import copy
-import warnings
 
 import numpy as np
 
@@ -35,6 +34,7 @@ from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
 from .normalization import LayerNorm
+from ..._user_warning import warn_user
 
 __all__ = [
     "Transformer",
@@ -262,7 +262,7 @@ class TransformerEncoder(Module):
         self.mask_check = mask_check
         why_not = _why_not_nested(encoder_layer)
         if enable_nested_tensor and why_not:
-            warnings.warn(
+            warn_user(
                 "enable_nested_tensor is True, but self.use_nested_tensor is False because "
                 f"{why_not}",
                 stacklevel=2,

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import warnings
 
 from ...autograd.grad_mode import no_grad
 from ...ops.reduction import norm
 from ...ops.shape import stack
 from ...tensor import Tensor
+from ..._user_warning import warn_user
 
 
 def _grads(parameters) -> list:
@@ -73,8 +73,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
 def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach=None) -> Tensor:
     """Deprecated alias of ``clip_grad_norm_``."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    warn_user("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+              "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

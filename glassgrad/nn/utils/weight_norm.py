@@ -3,12 +3,12 @@ favour of ``parametrizations.weight_norm`` but still widely used (WaveNet-style 
 
 from __future__ import annotations
 
-import warnings
 
 from ..._linalg_top import norm_except_dim
 from ...tensor import Tensor
 from ..module import Module
 from ..parameter import Parameter
+from ..._user_warning import warn_user
 
 __all__ = ["WeightNorm", "remove_weight_norm", "weight_norm"]
 
@@ -33,9 +33,9 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
-        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
-                      stacklevel=3)
+        warn_user("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
+                  stacklevel=3)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import warnings
+from ..._user_warning import warn_user
 
 from ... import _factories, dtypes
 from ._fetch import FetchSpec, fast_path, index_iter
@@ -27,7 +27,7 @@ class BaseDataLoaderIter:
             drop_last=loader.drop_last, fast_path=fast_path(loader),
             num_workers=loader.num_workers, worker_init_fn=loader.worker_init_fn)
         if loader.pin_memory and not accelerator.is_available():
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
+            warn_user("'pin_memory' argument is set as true but no accelerator is found, then "
                           "device pinned memory won't be used.", stacklevel=3)
         self._sampler_iter = index_iter(self._index_sampler, self._spec)
         # torch: empty((), dtype=int64).random_(generator=loader.generator), one random64
@@ -63,7 +63,7 @@ class BaseDataLoaderIter:
                         "configuring the IterableDataset replica at each worker. Please see "
                         "https://pytorch.org/docs/stable/data.html#torch.utils.data.IterableDataset"
                         " for examples.")
-            warnings.warn(msg, stacklevel=2)
+            warn_user(msg, stacklevel=2)
         return data
 
     def __getstate__(self):

@@ -17,7 +17,7 @@ import pickle
 import queue
 import signal
 import time
-import warnings
+from ..._user_warning import warn_user
 import weakref
 
 from . import _worker
@@ -33,7 +33,7 @@ def _start(process) -> None:
     try:
         process.start()
     except (TypeError, AttributeError, pickle.PicklingError):
-        warnings.warn(
+        warn_user(
             "Got pickle error when attempting to start a worker Process. This might be because "
             "the worker Process arguments are not picklable. Python 3.14+ changed the "
             "multiprocessing start method in non-Mac POSIX platforms to 'forkserver', which "

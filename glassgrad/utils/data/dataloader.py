@@ -13,7 +13,7 @@ import math
 import multiprocessing
 import os
 import re
-import warnings
+from ..._user_warning import warn_user
 from collections.abc import Callable
 
 import numpy as np
@@ -390,7 +390,7 @@ class DataLoader:
             suggestion = (f"Our suggested max number of worker in current system is {cpus}"
                           f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}"
                           ", which is smaller than what this DataLoader is going to create.")
-        warnings.warn(
+        warn_user(
             f"This DataLoader will create {self.num_workers} worker processes in total. "
             f"{suggestion} Please be aware that excessive worker creation might get DataLoader "
             "running slow or even freeze, lower the worker number to avoid potential "

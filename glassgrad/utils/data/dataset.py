@@ -11,13 +11,13 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ... import _factories
 from ...tensor import Tensor
+from ..._user_warning import warn_user
 
 __all__ = [
     "ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset", "Subset",
@@ -257,7 +257,7 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float], generator=Non
         lengths = subset_lengths
         for i, length in enumerate(lengths):
             if length == 0:
-                warnings.warn(
+                warn_user(
                     f"Length of split at index {i} is 0. This might result in an empty dataset.",
                     stacklevel=2,
                 )
