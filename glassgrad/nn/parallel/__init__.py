@@ -5,3 +5,6 @@ training."""
 from .data_parallel import (  # noqa: F401
     DataParallel, data_parallel, gather, parallel_apply, replicate,
 )
+
+# issue 17, lane ddp
+from .distributed import DistributedDataParallel  # noqa: F401, E402

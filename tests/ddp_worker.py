@@ -1,0 +1,172 @@
+"""One rank of tests/test_ddp.py's mpiexec job: DDP training against single-process training on the
+concatenated batch, computed on every rank; writes ``rank<r>.npz`` / ``rank<r>.json`` into the
+folder given as argv[1] for the pytest side to compare (it asserts, not this script)."""
+
+import contextlib
+import copy
+import json
+import os
+import sys
+
+import numpy as np
+
+import glassgrad as torch
+import glassgrad.distributed as dist
+from glassgrad import nn
+from glassgrad.nn.parallel import DistributedDataParallel as DDP
+
+OUT = sys.argv[1]
+STEPS = 20
+torch.set_default_dtype(torch.float64)
+dist.init_process_group("mpi")
+RANK, WORLD = dist.get_rank(), dist.get_world_size()
+arrays, facts = {}, {}
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
+
+
+def cnn(norm):
+    return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), norm(4), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(4 * 4 * 4, 5))
+
+
+def batches(shape, n_out, seed):
+    """The same global batches on every rank; rank r takes rows r::WORLD... as a contiguous half."""
+    g = np.random.default_rng(seed)
+    return [(torch.tensor(g.standard_normal((2 * 4,) + shape)),
+             torch.tensor(g.standard_normal((2 * 4, n_out)))) for _ in range(STEPS)]
+
+
+def local(t):
+    n = t.shape[0] // WORLD
+    return t[RANK * n:(RANK + 1) * n]
+
+
+def train(model, data, split, **ddp_kwargs):
+    """20 SGD(momentum) steps; ``split``: DDP on this rank's half, else the whole batch here."""
+    net = DDP(model, **ddp_kwargs) if split else model
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    for x, y in data:
+        if split:
+            x, y = local(x), local(y)
+        opt.zero_grad()
+        nn.functional.mse_loss(net(x), y).backward()
+        opt.step()
+    return net
+
+
+def params(model):
+    return {n: p.detach().numpy().copy() for n, p in model.state_dict().items()}
+
+
+def record(tag, model):
+    for n, v in params(model).items():
+        arrays[f"{tag}/{n}"] = v
+
+
+# --- MLP: DDP (default, bucket views, tiny buckets) vs one process on the whole batch ----------
+torch.manual_seed(0 if RANK == 0 else 1)  # rank 1 starts elsewhere: construction must broadcast
+start = mlp()
+data = batches((6,), 3, 5)
+start0 = copy.deepcopy(start)
+for p in start0.parameters():  # the reference needs rank 0's initial values on every rank
+    dist.broadcast(p.detach(), 0)
+record("mlp_ref", train(copy.deepcopy(start0), data, split=False))
+record("mlp_ddp", train(copy.deepcopy(start), data, split=True).module)
+small = train(copy.deepcopy(start), data, split=True, bucket_cap_mb=0.0005,
+              gradient_as_bucket_view=True)
+record("mlp_ddp_views", small.module)
+facts["small_buckets"] = small.bucket_indices()
+facts["small_ready_order"] = small.reducer.rebuilt_order
+facts["small_sizes"] = [p.numel() * p.element_size() for p in small.reducer.params]
+facts["small_timeline"] = small.bucket_timeline()
+facts["state_dict_keys"] = list(small.state_dict())
+facts["grad_is_bucket_view"] = all(
+    np.shares_memory(p.grad.numpy(), b.flat.numpy())
+    for b in small.reducer.buckets for p in (small.reducer.params[i] for i in b.indices))
+facts["timeline_text"] = small.format_bucket_timeline()
+
+# --- CNN with SyncBatchNorm vs BatchNorm2d in one process ---------------------------------------
+torch.manual_seed(2)
+ref_cnn = cnn(nn.BatchNorm2d)
+cnn_data = batches((2, 8, 8), 5, 6)
+sync_cnn = nn.SyncBatchNorm.convert_sync_batchnorm(copy.deepcopy(ref_cnn))
+record("cnn_ref", train(ref_cnn, cnn_data, split=False))
+record("cnn_ddp", train(sync_cnn, cnn_data, split=True).module)
+
+# --- no_sync: two micro-batches accumulated equal one synchronised step on both ---------------
+torch.manual_seed(3)
+acc_start = mlp()
+
+
+def accumulate(model, micro):
+    net = DDP(model)
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+    for x, y in data[:5]:
+        x, y = local(x), local(y)
+        opt.zero_grad()
+        parts = list(zip(x.chunk(micro), y.chunk(micro)))
+        for k, (xm, ym) in enumerate(parts):
+            ctx = net.no_sync() if k < len(parts) - 1 else contextlib.nullcontext()
+            with ctx:
+                (nn.functional.mse_loss(net(xm), ym, reduction="sum") / x.numel()).backward()
+        opt.step()
+    return net.module
+
+
+record("acc_2", accumulate(copy.deepcopy(acc_start), 2))
+record("acc_1", accumulate(copy.deepcopy(acc_start), 1))
+
+
+# --- unused parameters: PyTorch's error (off) and the reduction without them (on) --------------
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(3, 4), nn.Linear(4, 2), nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+torch.manual_seed(4)
+x = torch.randn(2, 3)
+net = DDP(Branchy())
+net(x).sum().backward()
+try:
+    net(x)
+    facts["unused_error"] = None
+except RuntimeError as e:
+    facts["unused_error"] = str(e)
+for flag in ("find_unused_parameters", "static_graph"):
+    torch.manual_seed(4)
+    branchy = Branchy()
+    net = DDP(copy.deepcopy(branchy), **{flag: True})
+    ref = copy.deepcopy(branchy)
+    for _ in range(3):
+        net.zero_grad()
+        ref.zero_grad()
+        xs = torch.randn(4, 3)
+        net(local(xs) * (RANK + 1)).sum().backward()
+        sum(ref(h * (r + 1)).sum() for r, h in enumerate(xs.chunk(WORLD))).div(WORLD).backward()
+    facts[f"{flag}_c_grad_none"] = net.module.c.weight.grad is None
+    arrays[f"{flag}/a_grad"] = net.module.a.weight.grad.numpy().copy()
+    arrays[f"{flag}/a_grad_ref"] = ref.a.weight.grad.numpy().copy()
+
+# --- the parameter checksum: silent when equal, names the first divergent parameter -------------
+net = DDP(mlp())
+net.check_parameters_in_sync()
+with torch.no_grad():
+    if RANK == 1:
+        net.module[2].bias[0] += 1e-12
+try:
+    net.check_parameters_in_sync()
+    facts["divergent"] = None
+except RuntimeError as e:
+    facts["divergent"] = str(e)
+
+np.savez(os.path.join(OUT, f"rank{RANK}.npz"), **arrays)
+with open(os.path.join(OUT, f"rank{RANK}.json"), "w") as f:
+    json.dump(facts, f)
+dist.destroy_process_group()
