@@ -281,6 +281,8 @@ from ._qparams import choose_qparams_optimized  # noqa: E402,F401
 # issue 16, lane nnrest
 from ._nn_top_stats import batch_norm_update_stats  # noqa: E402,F401
 
+# issue 17, lane dist
+from . import distributed  # noqa: E402,F401 - torch.distributed on MPI
 from . import _arg_check  # noqa: E402 - non-Tensor arguments get PyTorch's TypeError
 
 _arg_check.install(globals())

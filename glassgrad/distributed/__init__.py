@@ -1,0 +1,58 @@
+"""glassgrad.distributed: PyTorch's ``torch.distributed`` on MPI (mpi4py), re-exports only.
+
+Start the ranks with ``python -m glassgrad.distributed.run --nproc-per-node N script.py`` (torchrun's
+flags) or ``mpiexec -n N python script.py``, then ``init_process_group("gloo")`` (or ``"mpi"``;
+NOTE [Backends on MPI]). Collectives work on the tensors' NumPy memory in place
+(NOTE [MPI buffers]); a rank blocked past the group's timeout aborts the job (NOTE [Watchdog]).
+Install with ``pip install 'glassgrad[distributed]'`` (mpi4py and the mpich wheel, whose
+``mpiexec`` lands in the environment's bin folder). Importing this package does not start MPI.
+"""
+
+from .collectives import all_reduce, barrier, broadcast, reduce
+from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from .process_group import (
+    Backend,
+    GroupMember,
+    ProcessGroup,
+    default_pg_timeout,
+    destroy_process_group,
+    get_backend,
+    get_global_rank,
+    get_group_rank,
+    get_process_group_ranks,
+    get_rank,
+    get_world_size,
+    group,
+    init_process_group,
+    is_available,
+    is_initialized,
+    is_torchelastic_launched,
+    new_group,
+)
+from .reduce_op import ReduceOp, reduce_op
+from .work import Work
+
+
+def is_mpi_available() -> bool:
+    """True when mpi4py is installed: the MPI backend carries every backend name here."""
+    return is_available()
+
+
+def is_gloo_available() -> bool:
+    """True when mpi4py is installed ("gloo" groups run on MPI: NOTE [Backends on MPI])."""
+    return is_available()
+
+
+def is_nccl_available() -> bool:
+    """False: there is no NCCL (and no CUDA) in glassgrad's CPU build; "nccl" maps to MPI."""
+    return False
+
+
+def is_ucc_available() -> bool:
+    """False, as in torch's CPU builds."""
+    return False
+
+
+def is_xccl_available() -> bool:
+    """False, as in torch's CPU builds."""
+    return False

@@ -1,0 +1,88 @@
+"""The watchdog: a rank blocked in a collective longer than its group's timeout aborts the job.
+
+# NOTE [Watchdog]: MPI has no timed wait, and a rank whose peer exited or took another path
+# would wait forever. Every wait registers itself here with its deadline (launch time plus the
+# group's ``timeout``); one daemon thread sleeps until the nearest deadline and, if that wait is
+# still blocked, prints torch's watchdog message with the op, the sequence number and the
+# waiting rank's source line, then calls ``MPI_Abort``, which ends every rank of the job (as
+# torch's NCCL watchdog ends the process): no rank is left hanging. Cost when nothing is late:
+# one lock and one notify per wait; no polling.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import traceback
+
+_lock = threading.Condition()
+_waiting: dict[int, tuple[float, object]] = {}  # thread id -> (deadline, work)
+_thread = None
+
+
+def _start() -> None:
+    global _thread
+    _thread = threading.Thread(target=_run, name="glassgrad-distributed-watchdog", daemon=True)
+    _thread.start()
+
+
+def enter(deadline: float, work) -> int:
+    """Mark the calling thread as blocked on ``work`` until ``deadline`` (time.monotonic)."""
+    tid = threading.get_ident()
+    with _lock:
+        if _thread is None:
+            _start()
+        _waiting[tid] = (deadline, work)
+        _lock.notify()
+    return tid
+
+
+def leave(tid: int) -> None:
+    with _lock:
+        _waiting.pop(tid, None)
+
+
+def _run() -> None:
+    while True:
+        with _lock:
+            while not _waiting:
+                _lock.wait()
+            tid, (deadline, work) = min(_waiting.items(), key=lambda kv: kv[1][0])
+            late = deadline - time.monotonic()
+            if late > 0:
+                _lock.wait(late)
+                continue
+        _fire(tid, work)
+        return
+
+
+def _user_line(tid: int) -> str:
+    frame = sys._current_frames().get(tid)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for fs in reversed(traceback.extract_stack(frame) if frame is not None else []):
+        if not os.path.abspath(fs.filename).startswith(here):
+            return f'File "{fs.filename}", line {fs.lineno}, in {fs.name}: {fs.line}'
+    return "(unknown)"
+
+
+def _fire(tid: int, work) -> None:
+    from ._buffers import mpi
+
+    ran_ms = int((time.monotonic() - work._launched) * 1000)
+    rank = mpi().COMM_WORLD.Get_rank()
+    msg = (
+        f"[Rank {rank}] Watchdog caught collective operation timeout: {work._describe()} ran for "
+        f"{ran_ms} milliseconds before timing out.\n"
+        f"glassgrad: rank {rank} waited at {_user_line(tid)}\n"
+        "for the other ranks of the group, which did not complete the same operation in time "
+        "(one exited or raised, hangs, or called a different collective). Aborting the MPI job "
+        "so that no rank hangs. The limit is init_process_group(timeout=datetime.timedelta(...)) "
+        "(or new_group(timeout=...)).\n"
+    )
+    try:
+        sys.stderr.write(msg)
+        sys.stderr.flush()
+    finally:
+        mpi().COMM_WORLD.Abort(1)
