@@ -48,7 +48,9 @@ def compute_bucket_assignment_by_size(tensors, bucket_size_limits, expect_sparse
             result.append((bucket[0], bucket[2]))
             open_buckets[key] = [[], 0, 0]
             limit_at[key] = min(at + 1, len(bucket_size_limits) - 1)
-    result.extend((b[0], b[2]) for b in open_buckets.values() if b[0])
+    # NOTE: PyTorch keeps the open buckets in a std::unordered_map, which libstdc++ walks in
+    # reverse order of first insertion: the order its leftover buckets come out in
+    result.extend((b[0], b[2]) for b in reversed(open_buckets.values()) if b[0])
     if not len(tensor_indices):
         result.sort(key=lambda entry: min(entry[0]))
     return [list(b) for b, _ in result], [limit for _, limit in result]

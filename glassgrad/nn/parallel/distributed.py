@@ -143,23 +143,21 @@ class DistributedDataParallel(Module):
         """Every rank must hold the same parameters (``_verify_param_shape_across_processes``)."""
         from ... import _factories
 
-        dist = _dist()
-        shapes = [len(params)] + [d for p in params for d in (p.dim(), *p.shape)]
-        digest = _ddp_diagnose.checksums([("", _factories.tensor(shapes))])[0]
-        mine = _factories.tensor([len(params), digest])
-        gathered = [_factories.zeros(2, dtype=mine.dtype) for _ in range(self.world_size)]
-        dist.all_gather(gathered, mine, group=self.process_group)
-        for rank, other in enumerate(gathered):
-            count, other_digest = other.tolist()
-            if count != len(params):
-                raise RuntimeError(
-                    f"DDP expects same model across all ranks, but Rank {dist.get_rank()} has "
-                    f"{len(params)} params, while rank {rank} has inconsistent {count} params.")
-            if other_digest != digest:
-                raise RuntimeError(
-                    f"DDP expects same model across all ranks, but rank {dist.get_rank()}'s "
-                    f"parameter shapes differ from rank {rank}'s.\nglassgrad: the shapes here: "
-                    + ", ".join(f"{n} {list(p.shape)}" for n, p in zip(names, params)))
+        shapes = [d for p in params for d in (p.dim(), *p.shape)]
+        digest = _ddp_diagnose.checksums([("", _factories.tensor(shapes or [0]))])[0]
+        at, differ, rank0 = _compare_with_rank0([len(params), digest], self.process_group)
+        if at is None:
+            return
+        rank = _dist().get_rank(self.process_group)
+        if at == 0:
+            other, count = (differ[0], "a different number of") if rank == 0 else (0, rank0[0])
+            raise RuntimeError(
+                f"DDP expects same model across all ranks, but Rank {rank} has {len(params)} "
+                f"params, while rank {other} has inconsistent {count} params.")
+        raise RuntimeError(
+            "DDP expects same model across all ranks, but the parameter shapes of ranks "
+            f"{differ} differ from rank 0's.\nglassgrad: the shapes on rank {rank}: "
+            + ", ".join(f"{n} {list(p.shape)}" for n, p in zip(names, params)))
 
     def _broadcast_states(self, with_buffers: bool) -> None:
         """Rank 0's parameters (and buffers) on every rank (``_sync_module_states``)."""
@@ -253,24 +251,37 @@ class DistributedDataParallel(Module):
 def check_parameters_in_sync(module, process_group=None) -> None:
     """Raise RuntimeError naming the first parameter or buffer of ``module`` whose bytes differ
     across the ranks of ``process_group`` (glassgrad; a CRC-32 per tensor, all-gathered)."""
+    named = list(module.named_parameters()) + list(module.named_buffers())
+    at, differ, rank0 = _compare_with_rank0(_ddp_diagnose.checksums(named), process_group)
+    if at is None:
+        return
+    name, t = named[at]
+    raise RuntimeError(
+        f"parameters differ across ranks: the first divergent one is {name!r} "
+        f"({list(t.shape)}, {t.dtype}): ranks {differ} differ from rank 0 (CRC-32 of its bytes "
+        f"on rank 0: {rank0[at]}); this is rank {_dist().get_rank(process_group)}, where its "
+        f"sum is {float(t.detach().double().sum())}.\n"
+        "glassgrad: a rank stepped differently (an update outside DDP, a rank-dependent branch, "
+        "non-deterministic data); re-broadcast with dist.broadcast(p, 0) or find the step where "
+        "they parted.")
+
+
+def _compare_with_rank0(values, group):
+    """Compare a list of ints with rank 0's on every rank: ``(first differing position or None,
+    the ranks that differ there, rank 0's list)``; three small collectives, the same answer on
+    every rank (all of them raise or none does)."""
     from ... import _factories
 
     dist = _dist()
-    named = list(module.named_parameters()) + list(module.named_buffers())
-    mine = _factories.tensor(_ddp_diagnose.checksums(named) or [0])
-    gathered = [_factories.zeros(mine.numel(), dtype=mine.dtype)
-                for _ in range(dist.get_world_size(process_group))]
-    dist.all_gather(gathered, mine, group=process_group)
-    table = [g.tolist() for g in gathered]
-    for k, (name, t) in enumerate(named):
-        values = [row[k] for row in table]
-        if len(set(values)) > 1:
-            rank = dist.get_rank(process_group)
-            differ = [r for r, v in enumerate(values) if v != values[0]]
-            raise RuntimeError(
-                f"parameters differ across ranks: the first divergent one is {name!r} "
-                f"({list(t.shape)}, {t.dtype}): ranks {differ} differ from rank 0 (CRC-32 per rank "
-                f"{values}); this is rank {rank}, where its sum is {float(t.double().sum())}.\n"
-                "glassgrad: a rank stepped differently (an update outside DDP, a rank-dependent "
-                "branch, or non-deterministic data); re-broadcast with "
-                "dist.broadcast(p, 0) or find the step where they parted.")
+    mine = _factories.tensor(list(values) or [0])
+    rank0 = mine.clone()
+    dist.broadcast(rank0, 0, group=group)
+    diff = (mine != rank0).long()
+    dist.all_reduce(diff, op=dist.ReduceOp.MAX, group=group)
+    hits = diff.nonzero().flatten().tolist()
+    if not hits:
+        return None, [], rank0.tolist()
+    who = _factories.zeros(dist.get_world_size(group), dtype=mine.dtype)
+    who[dist.get_rank(group)] = int(mine[hits[0]] != rank0[hits[0]])
+    dist.all_reduce(who, group=group)
+    return hits[0], who.nonzero().flatten().tolist(), rank0.tolist()

@@ -1,0 +1,152 @@
+"""DistributedDataParallel and SyncBatchNorm across 2 MPI ranks (issue 17): a bounded ``mpiexec``
+job (tests/ddp_worker.py) trains on both ranks; this side compares what each rank wrote with the
+single-process runs and with torch's bucket assignment and error wording."""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import glassgrad
+from glassgrad.nn.parallel import _ddp_buckets
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HAVE_MPI = importlib.util.find_spec("mpi4py") is not None
+
+
+def mpiexec():
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    return beside if os.path.exists(beside) else shutil.which("mpiexec")
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory):
+    if not HAVE_MPI or mpiexec() is None:
+        pytest.skip("mpi4py and an mpiexec are needed (pip install 'glassgrad[distributed]')")
+    out = tmp_path_factory.mktemp("ddp")
+    env = dict(os.environ, PYTHONPATH=ROOT, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    done = subprocess.run([mpiexec(), "-n", "2", sys.executable,
+                           os.path.join(ROOT, "tests", "ddp_worker.py"), str(out)],
+                          env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return [(dict(np.load(out / f"rank{r}.npz")), json.load(open(out / f"rank{r}.json")))
+            for r in range(2)]
+
+
+def _pairs(arrays, tag, ref):
+    names = [k.split("/", 1)[1] for k in arrays if k.startswith(ref + "/")]
+    assert names
+    return [(n, arrays[f"{tag}/{n}"], arrays[f"{ref}/{n}"]) for n in names]
+
+
+@pytest.mark.parametrize("tag,ref", [("mlp_ddp", "mlp_ref"), ("mlp_ddp_views", "mlp_ref"),
+                                     ("cnn_ddp", "cnn_ref"), ("acc_2", "acc_1")])
+def test_ddp_training_equals_one_process_on_the_whole_batch(ranks, tag, ref):
+    """20 steps (MLP, CNN with SyncBatchNorm vs BatchNorm2d) and no_sync accumulation: every rank
+    ends with the single-process parameters and buffers (float64)."""
+    for arrays, _ in ranks:
+        for name, got, want in _pairs(arrays, tag, ref):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=name)
+    for name, got, _ in _pairs(ranks[0][0], tag, ref):
+        np.testing.assert_array_equal(got, ranks[1][0][f"{tag}/{name}"], err_msg=name)
+
+
+def test_training_moved_the_parameters(ranks):
+    """The comparison above is about training, not about two copies of the initial weights."""
+    arrays = ranks[0][0]
+    assert any(not np.allclose(arrays[f"mlp_ref/{n}"], arrays[f"acc_1/{n}"])
+               for n in ("0.weight", "2.weight"))
+
+
+@pytest.mark.parametrize("flag", ["find_unused_parameters", "static_graph"])
+def test_unused_parameter_modes(ranks, flag):
+    for arrays, facts in ranks:
+        np.testing.assert_allclose(arrays[f"{flag}/a_grad"], arrays[f"{flag}/a_grad_ref"],
+                                   rtol=1e-12, atol=1e-14)
+        assert facts[f"{flag}_c_grad_none"] is True  # no rank used it: .grad untouched
+
+
+def test_unused_parameter_error_is_torchs_and_says_where(ranks):
+    for rank, (_, facts) in enumerate(ranks):
+        text = facts["unused_error"]
+        assert text.startswith("Expected to have finished reduction in the prior iteration "
+                               "before starting a new one.")
+        assert f"Parameter indices which did not receive grad for rank {rank}: 4 5" in text
+        assert f"Parameters which did not receive grad for rank {rank}: c.weight, c.bias" in text
+        assert "its module c did not run in forward" in text
+
+
+def test_rebuilt_buckets_are_torchs_assignment_in_gradient_order(ranks):
+    """After the first iteration: torch's _compute_bucket_assignment_by_size over the order the
+    gradients arrived, the same on both ranks; gradient_as_bucket_view leaves .grad in them."""
+    facts0, facts1 = ranks[0][1], ranks[1][1]
+    assert facts0["small_buckets"] == facts1["small_buckets"]
+    order, sizes = facts0["small_ready_order"], facts0["small_sizes"]
+    assert sorted(order) == list(range(len(sizes))) and order != sorted(order)
+    cap = int(0.0005 * 1024 * 1024)
+    expected, _ = torch.distributed._compute_bucket_assignment_by_size(
+        [torch.empty(sizes[i] // 8, dtype=torch.float64) for i in order], [cap, cap],
+        [False] * len(sizes), order)
+    assert facts0["small_buckets"] == expected and len(expected) > 1
+    assert facts0["grad_is_bucket_view"] and facts1["grad_is_bucket_view"]
+    assert facts0["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
+
+
+def test_bucket_timeline(ranks):
+    for rank, (_, facts) in enumerate(ranks):
+        timeline = facts["small_timeline"]
+        assert timeline["rank"] == rank and timeline["iteration"] == 19
+        rows = timeline["buckets"]
+        launched = [r["launched"] for r in rows]
+        assert launched == sorted(launched)  # bucket order, on every rank
+        for r in rows:
+            assert r["ready"] <= r["launched"] <= r["done"] and r["last_grad"] in r["params"]
+        assert 0.0 <= timeline["hidden_fraction"] <= 1.0
+        assert facts["timeline_text"].startswith(f"rank {rank} iteration 19")
+
+
+def test_checksum_names_the_first_divergent_parameter(ranks):
+    for rank, (_, facts) in enumerate(ranks):
+        assert facts["divergent"].startswith(
+            "parameters differ across ranks: the first divergent one is '2.bias'")
+        assert "ranks [1] differ from rank 0" in facts["divergent"]
+
+
+def _random_tensors(rng):
+    dtypes = [(torch.float32, glassgrad.float32), (torch.float64, glassgrad.float64)]
+    out = []
+    for _ in range(int(rng.integers(1, 12))):
+        t_dtype, g_dtype = dtypes[int(rng.integers(2))]
+        n = int(rng.choice([1, 7, 1000, 70_000, 300_000]))
+        out.append((torch.empty(n, dtype=t_dtype), glassgrad.empty(n, dtype=g_dtype)))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_bucket_assignment_matches_torch(seed):
+    """Same buckets and per-bucket limits as torch.distributed._compute_bucket_assignment_by_size
+    (several dtypes, both orders)."""
+    rng = np.random.default_rng(seed)
+    pairs = _random_tensors(rng)
+    limits = [int(rng.choice([1024, 1 << 20])), int(rng.choice([1 << 20, 25 << 20]))]
+    t_list, g_list = [p[0] for p in pairs], [p[1] for p in pairs]
+    assert _ddp_buckets.compute_bucket_assignment_by_size(g_list, limits) == \
+        tuple(map(list, torch.distributed._compute_bucket_assignment_by_size(t_list, limits)))
+    order = [int(i) for i in rng.permutation(len(pairs))]
+    got = _ddp_buckets.compute_bucket_assignment_by_size([g_list[i] for i in order], limits,
+                                                         tensor_indices=order)
+    want = torch.distributed._compute_bucket_assignment_by_size(
+        [t_list[i] for i in order], limits, [False] * len(order), order)
+    assert got == tuple(map(list, want))
+
+
+def test_ddp_without_process_group_raises_torchs_error():
+    with pytest.raises((ValueError, RuntimeError), match="Default process group has not been "
+                       "initialized"):
+        glassgrad.nn.parallel.DistributedDataParallel(glassgrad.nn.Linear(2, 2))
