@@ -84,11 +84,12 @@ class IterationTimeline:
                     else ""),
                  f"{'bucket':>6} {'bytes':>10} {'ready':>9} {'launched':>9} {'done':>9} "
                  f"{'blocked':>9}  waited on"]
-        for r in d["buckets"]:
+        rows = d["buckets"]
+        for k, r in enumerate(rows):
             waited = f"grad of {r['last_grad']}"
-            if r["ready"] is not None and r["launched"] is not None \
-                    and r["launched"] - r["ready"] > 1e-4:
-                waited += f", then bucket {r['bucket'] - 1} (launch order)"
+            if k and None not in (r["ready"], rows[k - 1]["ready"]) \
+                    and rows[k - 1]["ready"] > r["ready"]:
+                waited += f", then bucket {k - 1} (launch order)"
             lines.append(f"{r['bucket']:>6} {r['bytes']:>10} {_ms(r['ready']):>9} "
                          f"{_ms(r['launched']):>9} {_ms(r['done']):>9} {_ms(r['blocked']):>9}  "
                          f"{waited} [{len(r['params'])} params]")
