@@ -87,6 +87,7 @@ facts["grad_is_bucket_view"] = all(
     np.shares_memory(p.grad.numpy(), b.flat.numpy())
     for b in small.reducer.buckets for p in (small.reducer.params[i] for i in b.indices))
 facts["timeline_text"] = small.format_bucket_timeline()
+facts["all_timelines"] = small.save_bucket_timeline_html(os.path.join(OUT, "timeline.html"))
 
 # --- CNN with SyncBatchNorm vs BatchNorm2d in one process ---------------------------------------
 torch.manual_seed(2)

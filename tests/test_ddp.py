@@ -35,8 +35,10 @@ def ranks(tmp_path_factory):
                            os.path.join(ROOT, "tests", "ddp_worker.py"), str(out)],
                           env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return [(dict(np.load(out / f"rank{r}.npz")), json.load(open(out / f"rank{r}.json")))
-            for r in range(2)]
+    result = [(dict(np.load(out / f"rank{r}.npz")), json.load(open(out / f"rank{r}.json")))
+              for r in range(2)]
+    result[0][1]["timeline_html"] = (out / "timeline.html").read_text()
+    return result
 
 
 def _pairs(arrays, tag, ref):
@@ -109,6 +111,16 @@ def test_bucket_timeline(ranks):
             assert r["ready"] <= r["launched"] <= r["done"] and r["last_grad"] in r["params"]
         assert 0.0 <= timeline["hidden_fraction"] <= 1.0
         assert facts["timeline_text"].startswith(f"rank {rank} iteration 19")
+        # the gathered copy: every rank sees the other's numbers, the same ones
+        gathered = facts["all_timelines"][rank]["buckets"]
+        for mine, theirs in zip(rows, ranks[1 - rank][1]["all_timelines"][rank]["buckets"]):
+            assert theirs["launched"] == mine["launched"] == gathered[mine["bucket"]]["launched"]
+
+
+def test_timeline_html_page(ranks):
+    page = ranks[0][1]["timeline_html"]
+    assert page.startswith("<!doctype html>") and page.count("<title>bucket ") == 2 * len(
+        ranks[0][1]["small_buckets"])
 
 
 def test_checksum_names_the_first_divergent_parameter(ranks):

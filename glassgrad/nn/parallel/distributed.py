@@ -237,6 +237,18 @@ class DistributedDataParallel(Module):
         timelines = self.reducer.timelines
         return str(timelines[-1]) if timelines else "no synchronised backward yet"
 
+    def save_bucket_timeline_html(self, path: str) -> list:
+        """Write every rank's last bucket timeline as one HTML page (inline SVG: per rank, per
+        bucket its flight and the part finalize blocked on) to ``path`` on rank 0; returns the
+        timelines (glassgrad). A collective: every rank must call it."""
+        from . import _ddp_timeline_html
+
+        timelines = _ddp_timeline_html.gather_timelines(self)
+        if _dist().get_rank(self.process_group) == 0:
+            with open(path, "w") as f:
+                f.write(_ddp_timeline_html.timeline_html(timelines))
+        return timelines
+
     def bucket_indices(self) -> list:
         """The parameter indices of each bucket, in launch order (glassgrad)."""
         return self.reducer.bucket_indices()
