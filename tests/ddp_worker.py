@@ -7,6 +7,7 @@ import copy
 import json
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -154,6 +155,89 @@ for flag in ("find_unused_parameters", "static_graph"):
     facts[f"{flag}_c_grad_none"] = net.module.c.weight.grad is None
     arrays[f"{flag}/a_grad"] = net.module.a.weight.grad.numpy().copy()
     arrays[f"{flag}/a_grad_ref"] = ref.a.weight.grad.numpy().copy()
+
+
+# --- where the path to the loss was cut; a parameter only one rank uses -----------------------
+class TwoHeads(Branchy):
+    def forward(self, x):
+        h = self.a(x)
+        return self.b(h), self.c(h)
+
+
+class Detached(Branchy):
+    def forward(self, x):
+        h = self.a(x)
+        return self.b(h) + self.c(h).detach()
+
+
+for tag, make, loss_of in (("two_heads", TwoHeads, lambda out: out[0].sum()),
+                           ("detached", Detached, lambda out: out.sum())):
+    net = DDP(make())
+    loss_of(net(x)).backward()
+    try:
+        net(x)
+        facts[f"cut_{tag}"] = None
+    except RuntimeError as e:
+        facts[f"cut_{tag}"] = str(e)
+
+
+class RankBranch(Branchy):
+    def forward(self, x):
+        h = self.a(x)
+        return self.c(h) if RANK == 1 else self.b(h)
+
+
+torch.manual_seed(4)
+branchy = RankBranch()
+net = DDP(copy.deepcopy(branchy), find_unused_parameters=True)
+xs = torch.randn(4, 3)
+net(local(xs)).sum().backward()
+# one process: rank r's half goes through its branch, the mean over ranks of the two losses
+ref = copy.deepcopy(branchy)
+halves = xs.chunk(WORLD)
+(ref.b(ref.a(halves[0])).sum() + ref.c(ref.a(halves[1])).sum()).div(WORLD).backward()
+for name in ("a.weight", "b.weight", "c.weight"):
+    arrays[f"rank_branch/{name}"] = net.module.get_parameter(name).grad.numpy().copy()
+    arrays[f"rank_branch_ref/{name}"] = ref.get_parameter(name).grad.numpy().copy()
+
+# --- buffers: rank 0's at construction and before each forward; broadcast_buffers=False keeps them
+
+
+class Counter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.register_buffer("seen", torch.zeros(2))
+
+    def forward(self, x):
+        self.seen += x.detach().sum(0)
+        return self.lin(x)
+
+
+facts["buffers"] = {}
+for kwargs in ({}, {"broadcast_buffers": False}):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        net = DDP(Counter(), **kwargs)
+    facts["buffers"][str(kwargs)] = {"warned": [str(w.message) for w in caught
+                                                if w.category is FutureWarning]}
+    with torch.no_grad():
+        net.module.seen.fill_(10.0 * (RANK + 1))  # ranks part after construction
+    for _ in range(2):
+        net(torch.full((1, 2), float(RANK + 1))).sum().backward()
+    facts["buffers"][str(kwargs)]["seen"] = net.module.seen.tolist()
+
+# --- construction errors --------------------------------------------------------------------------
+facts["errors"] = {}
+frozen = nn.Linear(2, 2).requires_grad_(False)
+for tag, call in (("no_params", lambda: DDP(frozen)),
+                  ("device_ids", lambda: DDP(nn.Linear(2, 2), device_ids=[0])),
+                  ("two_devices", lambda: DDP(nn.Linear(2, 2), device_ids=[0, 1]))):
+    try:
+        call()
+        facts["errors"][tag] = None
+    except (RuntimeError, ValueError) as e:
+        facts["errors"][tag] = [type(e).__name__, str(e)]
 
 # --- the parameter checksum: silent when equal, names the first divergent parameter -------------
 net = DDP(mlp())

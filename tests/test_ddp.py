@@ -162,3 +162,90 @@ def test_ddp_without_process_group_raises_torchs_error():
     with pytest.raises((ValueError, RuntimeError), match="Default process group has not been "
                        "initialized"):
         glassgrad.nn.parallel.DistributedDataParallel(glassgrad.nn.Linear(2, 2))
+
+
+def test_cut_is_located(ranks):
+    """An output the loss left out is named (output 1, its op); a .detach() inside forward is a
+    cut before any output."""
+    for _, facts in ranks:
+        assert "c.weight: forward output 1 (AddmmBackward0) leads to it, but backward never ran " \
+            "through that output" in facts["cut_two_heads"]
+        assert "c.weight: the graph of forward's outputs never reaches it" in facts["cut_detached"]
+
+
+def test_parameter_used_on_one_rank_only(ranks):
+    """find_unused_parameters with rank-dependent branches: the mean over ranks (zero where a
+    rank did not use it), as the one-process mean of both ranks' losses."""
+    for arrays, _ in ranks:
+        for name, got, want in _pairs(arrays, "rank_branch", "rank_branch_ref"):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14, err_msg=name)
+
+
+def test_buffers_broadcast_before_each_forward(ranks):
+    """Rank 0's buffers before every forward (rank 0 adds 1 a forward, rank 1 adds 2, from 10 and
+    20): 12 and 13; with broadcast_buffers=False each rank keeps its own: 12 and 24, and the
+    FutureWarning torch 2.13 gives for broadcast_buffers."""
+    (_, f0), (_, f1) = ranks
+    assert f0["buffers"]["{}"]["seen"] == [12.0, 12.0] and f1["buffers"]["{}"]["seen"] == [13.0] * 2
+    off = "{'broadcast_buffers': False}"
+    assert f0["buffers"][off]["seen"] == [12.0] * 2 and f1["buffers"][off]["seen"] == [24.0] * 2
+    assert f0["buffers"][off]["warned"][0].startswith("`broadcast_buffers` is deprecated.")
+    assert f0["buffers"]["{}"]["warned"] == []
+
+
+TORCH_SCRIPT = r"""
+import json, os, sys, warnings
+import torch, torch.distributed as dist, torch.nn as nn
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[1])
+dist.init_process_group("gloo", rank=0, world_size=1)
+DDP = nn.parallel.DistributedDataParallel
+class Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(3, 4), nn.Linear(4, 2), nn.Linear(4, 2)
+    def forward(self, x):
+        return self.b(self.a(x))
+out = {}
+net = DDP(Branchy())
+x = torch.randn(2, 3)
+net(x).sum().backward()
+try:
+    net(x)
+except RuntimeError as e:
+    out["unused_error"] = str(e)
+for tag, call in (("no_params", lambda: DDP(nn.Linear(2, 2).requires_grad_(False))),
+                  ("device_ids", lambda: DDP(nn.Linear(2, 2), device_ids=[0])),
+                  ("two_devices", lambda: DDP(nn.Linear(2, 2), device_ids=[0, 1]))):
+    try:
+        call()
+    except (RuntimeError, ValueError) as e:
+        out[tag] = [type(e).__name__, str(e)]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    DDP(nn.Linear(2, 2), broadcast_buffers=False)
+out["warned"] = [str(w.message) for w in caught if w.category is FutureWarning]
+out["state_dict"] = list(DDP(nn.Sequential(nn.Linear(2, 2))).state_dict())
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def torch_answers():
+    port = str(29400 + os.getpid() % 500)
+    done = subprocess.run([sys.executable, "-c", TORCH_SCRIPT, port], capture_output=True,
+                          text=True, timeout=120)
+    if done.returncode != 0:
+        pytest.skip(f"torch's gloo DDP did not run here: {done.stderr[-500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_errors_are_torchs(ranks, torch_answers):
+    """The same exception types and texts as torch 2.13's DDP (world size aside)."""
+    facts = ranks[0][1]
+    for tag in ("no_params", "device_ids", "two_devices"):
+        assert facts["errors"][tag] == torch_answers[tag], tag
+    theirs = torch_answers["unused_error"]
+    torch_head = theirs[:theirs.index("\n In addition")]
+    assert facts["unused_error"].startswith(torch_head)
+    assert facts["state_dict_keys"][0] == torch_answers["state_dict"][0] == "module.0.weight"
+    assert facts["buffers"]["{'broadcast_buffers': False}"]["warned"] == torch_answers["warned"]
