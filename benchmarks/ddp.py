@@ -8,7 +8,9 @@ Each run is ``mpiexec -n N python benchmarks/ddp.py --worker``: DDP(MLP) with SG
 samples split over the ranks, one BLAS thread per rank. Times are rank 0's medians per step.
 Hidden fraction: 1 - (time finalize blocked on the buckets) / (the same buckets all-reduced
 synchronously, alone), from the reducer's timeline (``DDP.bucket_timeline``); 1.0 means
-communication cost nothing beyond backward, 0.0 that none of it overlapped. On this 2-core
+communication cost nothing beyond backward, 0.0 that none of it overlapped. The blocked time also
+holds the wait for the slower rank (one busy core delays its rank), so the fraction is a lower
+bound. On this 2-core
 machine two ranks share the cores with everything else, so the ratio of step times, not the
 absolute speed-up, is the result.
 """
