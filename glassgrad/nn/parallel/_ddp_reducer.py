@@ -26,9 +26,23 @@ from ._ddp_timeline import IterationTimeline
 # thread tests the launched works every _POLL_S while backward runs (NumPy's kernels release the
 # GIL; mpi4py's group is MPI_THREAD_MULTIPLE): measured on 2 ranks, a 4 MB all-reduce behind 3
 # GEMMs left 4-11 ms to wait instead of 18-22 ms. It stops before finalize, so no two threads
-# ever touch one request. GLASSGRAD_DDP_PROGRESS_THREAD=0 turns it off.
+# ever touch one request. GLASSGRAD_DDP_PROGRESS_THREAD=0 turns it off; it never starts unless MPI
+# runs at MPI_THREAD_MULTIPLE (mpi4py's default), the one level where two threads may call MPI.
 _POLL_S = 0.0002
 _PROGRESS_THREAD = os.environ.get("GLASSGRAD_DDP_PROGRESS_THREAD", "1") != "0"
+_thread_multiple = None
+
+
+def _may_use_threads() -> bool:
+    global _thread_multiple
+    if _thread_multiple is None:
+        try:
+            from mpi4py import MPI
+
+            _thread_multiple = MPI.Is_initialized() and MPI.Query_thread() == MPI.THREAD_MULTIPLE
+        except ImportError:
+            _thread_multiple = False
+    return _thread_multiple and _PROGRESS_THREAD
 
 
 def _dist():
@@ -146,7 +160,8 @@ class Reducer:
             launched.work = _dist().all_reduce(launched.flat, group=self.group, async_op=True)
             self.timeline.bucket_launched(launched.index, time.perf_counter())
             self.next_bucket += 1
-            if _PROGRESS_THREAD and self.progress is None and self.next_bucket < len(self.buckets):
+            if self.progress is None and self.next_bucket < len(self.buckets) \
+                    and _may_use_threads():
                 self._start_progress()
         if self.next_bucket == len(self.buckets):
             self.finalize()  # NOTE [Finalize in the last hook]
