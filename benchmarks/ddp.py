@@ -69,7 +69,8 @@ def worker(out: str) -> None:
             dist.all_reduce(b.flat.clone())
         alone.append(time.perf_counter() - start)
     result = {"world": world, "step_s": statistics.median(times),
-              "blocked_s": statistics.median(blocked), "allreduce_alone_s": statistics.median(alone),
+              "blocked_s": statistics.median(blocked),
+              "allreduce_alone_s": statistics.median(alone),
               "buckets": [b.nbytes for b in net.reducer.buckets],
               "timeline": net.format_bucket_timeline()}
     if rank == 0:

@@ -25,7 +25,8 @@ arrays, facts = {}, {}
 
 
 def mlp():
-    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(),
+                         nn.Linear(16, 3))
 
 
 def cnn(norm):
@@ -34,7 +35,7 @@ def cnn(norm):
 
 
 def batches(shape, n_out, seed):
-    """The same global batches on every rank; rank r takes rows r::WORLD... as a contiguous half."""
+    """The same global batches on every rank (``local`` gives rank r its contiguous part)."""
     g = np.random.default_rng(seed)
     return [(torch.tensor(g.standard_normal((2 * 4,) + shape)),
              torch.tensor(g.standard_normal((2 * 4, n_out)))) for _ in range(STEPS)]

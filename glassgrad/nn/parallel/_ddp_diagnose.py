@@ -11,14 +11,15 @@ from __future__ import annotations
 import zlib
 
 _UNFINISHED = (
-    "Expected to have finished reduction in the prior iteration before starting a new one. This "
-    "error indicates that your module has parameters that were not used in producing loss. You can "
-    "enable unused parameter detection by passing the keyword argument `find_unused_parameters=True` "
-    "to `torch.nn.parallel.DistributedDataParallel`, and by \nmaking sure all `forward` function "
-    "outputs participate in calculating loss. \nIf you already have done the above, then the "
-    "distributed data parallel module wasn't able to locate the output tensors in the return value "
-    "of your module's `forward` function. Please include the loss function and the structure of the "
-    "return value of `forward` of your module when reporting this issue (e.g. list, dict, iterable)."
+    "Expected to have finished reduction in the prior iteration before starting a new one. "
+    "This error indicates that your module has parameters that were not used in producing loss. "
+    "You can enable unused parameter detection by passing the keyword argument "
+    "`find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by \n"
+    "making sure all `forward` function outputs participate in calculating loss. \nIf you "
+    "already have done the above, then the distributed data parallel module wasn't able to "
+    "locate the output tensors in the return value of your module's `forward` function. Please "
+    "include the loss function and the structure of the return value of `forward` of your module "
+    "when reporting this issue (e.g. list, dict, iterable)."
 )
 
 
