@@ -188,6 +188,19 @@ class RankBranch(Branchy):
         return self.c(h) if RANK == 1 else self.b(h)
 
 
+# find_unused_parameters: a head the loss leaves out finishes without it (PyTorch's DDPSink)
+torch.manual_seed(4)
+net = DDP(TwoHeads(), find_unused_parameters=True)
+for _ in range(2):
+    net.zero_grad()
+    net(local(x.repeat(2, 1)))[0].sum().backward()
+facts["two_heads_unused_c_grad_none"] = net.module.c.weight.grad is None
+arrays["two_heads_unused/a_grad"] = net.module.a.weight.grad.numpy().copy()
+ref = TwoHeads()
+ref.load_state_dict(net.module.state_dict())
+ref.b(ref.a(x)).sum().backward()
+arrays["two_heads_unused_ref/a_grad"] = ref.a.weight.grad.numpy().copy()
+
 torch.manual_seed(4)
 branchy = RankBranch()
 net = DDP(copy.deepcopy(branchy), find_unused_parameters=True)

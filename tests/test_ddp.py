@@ -173,6 +173,15 @@ def test_cut_is_located(ranks):
         assert "c.weight: the graph of forward's outputs never reaches it" in facts["cut_detached"]
 
 
+def test_find_unused_with_an_output_the_loss_leaves_out(ranks):
+    """With find_unused_parameters the head the loss does not use sits the iteration out (its
+    .grad stays None) and the rest is averaged, as PyTorch's DDPSink makes it."""
+    for arrays, facts in ranks:
+        assert facts["two_heads_unused_c_grad_none"] is True
+        np.testing.assert_allclose(arrays["two_heads_unused/a_grad"],
+                                   arrays["two_heads_unused_ref/a_grad"], rtol=1e-12, atol=1e-14)
+
+
 def test_parameter_used_on_one_rank_only(ranks):
     """find_unused_parameters with rank-dependent branches: the mean over ranks (zero where a
     rank did not use it), as the one-process mean of both ranks' losses."""

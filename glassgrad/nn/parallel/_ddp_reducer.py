@@ -108,6 +108,12 @@ class Reducer:
             b.work = None
         self.timeline = IterationTimeline(self.rank, self.iteration, self.buckets, self.names)
 
+    def add_unused(self, indices) -> None:
+        """More parameters to mark ready without a gradient (the sink found outputs the loss left
+        out); only before the first hook of the backward has marked the unused ones."""
+        if self.expect_hooks and not self.marked_unused:
+            self.unused = sorted(set(self.unused) | set(indices))
+
     def should_rebuild_buckets(self) -> bool:
         return (self.static_graph or not self.find_unused) and not self.has_rebuilt
 

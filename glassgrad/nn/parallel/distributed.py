@@ -14,7 +14,7 @@ import warnings
 
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ..module import Module
-from . import _ddp_buckets, _ddp_diagnose
+from . import _ddp_buckets, _ddp_diagnose, _ddp_sink
 from ._ddp_reducer import Reducer
 
 
@@ -199,6 +199,8 @@ class DistributedDataParallel(Module):
             elif self.static_graph:
                 unused = reducer.static_unused
             reducer.prepare_for_backward(unused)
+            if self.find_unused_parameters and not self.static_graph:
+                output = _ddp_sink.sink(output, reducer)
         else:
             self.require_forward_param_sync = False
         return output
