@@ -9,6 +9,26 @@ Install with ``pip install 'glassgrad[distributed]'`` (mpi4py and the mpich whee
 """
 
 from .collectives import all_reduce, barrier, broadcast, reduce
+from .gathers import (
+    all_gather,
+    all_gather_into_tensor,
+    all_to_all,
+    all_to_all_single,
+    gather,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    scatter,
+)
+from .monitored import monitored_barrier
+from .objects import (
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    recv_object_list,
+    scatter_object_list,
+    send_object_list,
+)
+from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
 from .process_group import (
     Backend,
@@ -30,6 +50,13 @@ from .process_group import (
     new_group,
 )
 from .reduce_op import ReduceOp, reduce_op
+from .subgroups import (
+    get_default_backend_for_device,
+    get_node_local_rank,
+    get_pg_count,
+    is_backend_available,
+    new_subgroups,
+)
 from .work import Work
 
 

@@ -118,33 +118,46 @@ class Staged:
             self.arr[...] = self.buf.astype(self.arr.dtype, copy=False)
 
 
+_INFO: dict = {}  # np.dtype -> (kind, staging dtype or None, MPI datatype name or None)
+
+
+def _info(np_dtype: np.dtype) -> tuple:
+    # NOTE: cached per dtype: dtype.name costs microseconds, and a collective asks three times
+    info = _INFO.get(np_dtype)
+    if info is None:
+        name = np_dtype.name
+        if name in _FLOAT_TYPES or name in _HALF:
+            kind = "float"
+        elif name in _INT_TYPES:
+            kind = "int"
+        elif name == "bool":
+            kind = "bool"
+        elif name in _COMPLEX_TYPES:
+            kind = "complex"
+        else:
+            kind = "other"
+        stage = np.dtype(np.float32) if name in _HALF else None
+        key = (_FLOAT_TYPES.get(name) or _INT_TYPES.get(name) or _COMPLEX_TYPES.get(name)
+               or ("C_BOOL" if name == "bool" else None))
+        info = _INFO[np_dtype] = (kind, stage, key)
+    return info
+
+
 def dtype_kind(arr_dtype: np.dtype) -> str:
-    name = arr_dtype.name
-    if name in _FLOAT_TYPES or name in _HALF:
-        return "float"
-    if name in _INT_TYPES:
-        return "int"
-    if name == "bool":
-        return "bool"
-    if name in _COMPLEX_TYPES:
-        return "complex"
-    return "other"
+    return _info(arr_dtype)[0]
 
 
 def compute_dtype(arr_dtype: np.dtype):
     """The staging dtype reductions use for ``arr_dtype`` (None: reduce in place)."""
-    return np.dtype(np.float32) if arr_dtype.name in _HALF else None
+    return _info(arr_dtype)[1]
 
 
 def mpi_datatype(np_dtype: np.dtype, what: str):
-    MPI = mpi()
-    name = np_dtype.name
-    key = _FLOAT_TYPES.get(name) or _INT_TYPES.get(name) or _COMPLEX_TYPES.get(name)
-    if key is None and name == "bool":
-        key = "C_BOOL"
+    key = _info(np_dtype)[2]
     if key is None:
-        raise TypeError(f"glassgrad.distributed.{what}: tensors of dtype {name} cannot be reduced")
-    return getattr(MPI, key)
+        raise TypeError(f"glassgrad.distributed.{what}: tensors of dtype {np_dtype.name} cannot "
+                        "be reduced")
+    return getattr(mpi(), key)
 
 
 _FLOAT_OPS = {_RedOpType.SUM: "SUM", _RedOpType.AVG: "SUM", _RedOpType.PRODUCT: "PROD",

@@ -49,7 +49,12 @@ def check(pg, op: str, arrays, root: int = -1) -> None:
         return
     mine = _encode(op, arrays, root, pg._seq + 1)
     every = np.empty((pg.size(), _WIDTH), dtype=np.int64)
-    pg._comm.Allgather([mine, mpi().INT64_T], [every, mpi().INT64_T])
+    from .work import Work
+
+    req = pg._comm.Iallgather([mine, mpi().INT64_T], [every, mpi().INT64_T])
+    work = Work(pg, f"{op} (fingerprint check)", [req], None, [], count=False)
+    work._seq = pg._seq + 1
+    work.wait()
     for r in range(pg.size()):
         if not np.array_equal(every[r], mine):
             raise RuntimeError(

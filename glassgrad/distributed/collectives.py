@@ -21,12 +21,26 @@ __all__ = ["all_reduce", "barrier", "broadcast", "reduce"]
 
 
 def launch(pg, op: str, requests: list, finish, tensors: list, async_op: bool, numel: int = 0,
-           status=None):
-    work = Work(pg, op, requests, finish, tensors, numel, status)
+           status=None, keep=()):
+    if pg._pending:
+        progress(pg)
+    work = Work(pg, op, requests, finish, tensors, numel, status, keep)
     if async_op:
+        pg._pending.append(work)
         return work
     work.wait()
     return None
+
+
+def progress(pg) -> None:
+    """Test the group's outstanding async works, which lets MPI move them on.
+
+    NOTE [Progress]: MPICH advances a nonblocking collective only inside MPI calls (it has no
+    progress thread unless MPIR_CVAR_ASYNC_PROGRESS=1, which costs a core). Launching a collective
+    first tests the earlier async ones, so a train of reductions launched during backward (DDP's
+    buckets) moves along while backward runs, instead of all at the final wait(). A work found
+    complete writes its result at once, which torch allows (results are defined after wait())."""
+    pg._pending = [w for w in pg._pending if not w._done and not w.is_completed()]
 
 
 def not_member(pg, what: str) -> bool:

@@ -90,6 +90,8 @@ class ProcessGroup:
         self.group_name = name
         self.group_desc = desc
         self._seq = 0
+        self._pending = []  # async works not yet seen complete (NOTE [Progress])
+        self._barriers = 0  # monitored_barrier calls, to tell stale tokens apart
         self._global_to_group = {g: i for i, g in enumerate(self._ranks)}
 
     def _next_seq(self) -> int:
@@ -97,12 +99,15 @@ class ProcessGroup:
         return self._seq
 
     def rank(self) -> int:
+        """This process's rank within the group."""
         return self._rank
 
     def size(self) -> int:
+        """The number of ranks in the group."""
         return self._size
 
     def name(self) -> str:
+        """The backend's name in capitals, as torch's ``ProcessGroup.name()`` (``"GLOO"``)."""
         return self._backend.upper()
 
     def _get_backend_name(self) -> str:
@@ -206,6 +211,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     _state.world = ProcessGroup(comm, list(range(size)), name, timeout or default_pg_timeout,
                                 group_name or "0", "default_pg")
     _state.groups = [_state.world]
+    _state.counter = 1  # NOTE: groups made so far on every rank, members or not (as torch's)
     _install_excepthook()
 
 
@@ -261,7 +267,7 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
             raise AssertionError("Process group cannot be None")
         for pg in _state.groups:
             pg._comm.Free()
-        _state.groups, _state.world = [], None
+        _state.groups, _state.world, _state.counter = [], None, 0
         return
     if group is GroupMember.NON_GROUP_MEMBER:
         return
@@ -294,11 +300,12 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     incl = world._comm.Get_group().Incl(ranks)
     comm = world._comm.Create(incl)  # NOTE: collective over the whole default group
     incl.Free()
+    name = str(_state.counter)
     _state.counter += 1
     if comm == MPI.COMM_NULL:
         return GroupMember.NON_GROUP_MEMBER
     pg = ProcessGroup(comm, ranks, _check_backend(backend) if backend else world._backend,
-                      timeout or world.timeout, str(_state.counter), group_desc or "undefined")
+                      timeout or world.timeout, name, group_desc or "undefined")
     _state.groups.append(pg)
     return pg
 

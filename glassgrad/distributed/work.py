@@ -27,11 +27,12 @@ class Work:
     """
 
     __slots__ = ("_requests", "_finish", "_done", "_tensors", "_pg", "_op", "_seq", "_numel",
-                 "_launched", "_status", "_error", "_future", "__weakref__")
+                 "_launched", "_status", "_error", "_future", "_keep", "__weakref__")
 
     def __init__(self, pg, op: str, requests: list, finish, tensors: list, numel: int = 0,
-                 status=None):
+                 status=None, keep=(), count: bool = True):
         self._pg = pg
+        self._keep = keep  # NOTE: staging buffers MPI reads or writes until completion
         self._op = op
         self._requests = requests
         self._finish = finish
@@ -41,7 +42,7 @@ class Work:
         self._done = False
         self._error = None
         self._future = None
-        self._seq = pg._next_seq() if pg is not None else 0
+        self._seq = (pg._next_seq() if count else pg._seq) if pg is not None else 0
         self._launched = time.monotonic()
 
     def _describe(self) -> str:
@@ -51,7 +52,7 @@ class Work:
 
     def _complete(self) -> None:
         self._done = True
-        self._requests = None
+        self._requests = self._keep = None
         if self._finish is not None:
             finish, self._finish = self._finish, None
             finish()
@@ -70,12 +71,15 @@ class Work:
         limit = self._pg.timeout if self._pg is not None else datetime.timedelta(minutes=30)
         if timeout is not None and timeout.total_seconds() > 0:
             limit = timeout
-        tid = _watchdog.enter(self._launched + limit.total_seconds(), self)
+        seconds = limit.total_seconds()
+        tid = _watchdog.enter(self._launched + seconds, self, seconds)
         try:
             if self._status is not None:
                 self._requests[0].Wait(self._status)
                 for req in self._requests[1:]:
                     req.Wait()
+            elif len(self._requests) == 1:
+                self._requests[0].Wait()  # NOTE: Wait's error names the MPI error; Waitall's not
             else:
                 mpi().Request.Waitall(self._requests)
         except mpi().Exception as e:

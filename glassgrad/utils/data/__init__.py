@@ -37,3 +37,9 @@ __all__ = [
     "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo",
     "default_collate", "default_convert", "get_worker_info", "random_split",
 ]
+
+# issue 17, lane dist
+from . import distributed  # noqa: E402,F401
+from .distributed import DistributedSampler  # noqa: E402,F401
+
+__all__ += ["DistributedSampler"]

@@ -1,0 +1,127 @@
+"""A rank that exits, raises or dies makes the job fail fast with a clear message instead of
+hanging; mismatched collectives are named (TORCH_DISTRIBUTED_DEBUG=DETAIL); the launcher sets
+torchrun's environment (compared with torchrun itself) and passes the exit code on."""
+
+import json
+import re
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.dist_jobs.runner import HERE, ROOT, env, mpiexec, run_job
+
+
+def test_a_rank_that_leaves_early_is_caught_by_the_watchdog(tmp_path):
+    proc, seconds = run_job("failures.py", "exit_early", tmp_path, timeout=90)
+    assert proc.returncode != 0
+    err = proc.stderr
+    assert "[Rank 0] Watchdog caught collective operation timeout: WorkMPI(SeqNum=2, " \
+           "OpType=ALLREDUCE, NumelIn=4, NumelOut=4, Timeout(ms)=3000) ran for" in err, err
+    assert re.search(r'failures.py", line \d+, in <module>: dist.all_reduce\(torch.ones\(4\)\)  '
+                     "# rank 0 waits here", err), err
+    assert "init_process_group(timeout=" in err, err
+    assert "rank 0 done" not in proc.stdout
+    assert seconds < 60, seconds  # 3 s timeout plus two interpreter starts on a busy machine
+
+
+def test_a_rank_that_raises_aborts_the_job(tmp_path):
+    proc, seconds = run_job("failures.py", "raise", tmp_path, timeout=90)
+    assert proc.returncode != 0
+    assert "ValueError: rank 1 fails on purpose" in proc.stderr
+    assert "rank 1 raised ValueError (above); aborting the MPI job" in proc.stderr
+    assert "rank 0 done" not in proc.stdout
+    assert seconds < 60, seconds
+
+
+def test_a_rank_that_dies_ends_the_job(tmp_path):
+    proc, seconds = run_job("failures.py", "die", tmp_path, timeout=90)
+    assert proc.returncode != 0
+    assert "rank 0 done" not in proc.stdout
+    assert seconds < 60, seconds
+
+
+def test_mismatch_and_monitored_barrier_are_named_on_every_rank(tmp_path):
+    proc, _ = run_job("failures.py", "survivable", tmp_path, timeout=90,
+                      TORCH_DISTRIBUTED_DEBUG="DETAIL")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for rank in (0, 1):
+        shapes, ops, after, passed, late = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        other = 1 - rank
+        assert shapes.startswith("Detected mismatch between collectives on ranks. Rank "
+                                 f"{rank} is running collective: CollectiveFingerPrint("
+                                 "SequenceNumber=2, OpType=ALLREDUCE, TensorShape="
+                                 f"[{4 + rank}], TensorDtypes=Float"), shapes
+        assert f"but Rank {other} is running collective" in shapes and f"[{4 + other}]" in shapes
+        assert "OpType=BROADCAST" in ops and "OpType=ALLREDUCE" in ops, ops
+        assert after == [2.0, 2.0, 2.0]   # the group still works after a detected mismatch
+        assert passed == "passed"
+        if rank == 0:  # torch's wording (gloo's monitored barrier), wait_all_ranks=True
+            assert late == "[Rank 0]: Ranks 1 failed to pass monitoredBarrier in 1000 ms"
+        else:
+            assert late.startswith("Rank 1 successfully reached monitoredBarrier, but received "
+                                   "errors while waiting for send/recv from rank 0. Please check "
+                                   "rank 0 logs for faulty rank")
+
+
+def _launch(cmd, tmp_path, code, **extra):
+    proc = subprocess.run(cmd + [os.path.join(HERE, "launched.py"), str(tmp_path), str(code)],
+                          env=env(**extra), capture_output=True, text=True, timeout=120, cwd=ROOT)
+    return proc, [json.loads((tmp_path / f"env{r}.json").read_text()) for r in (0, 1)]
+
+
+def test_the_launcher_sets_torchruns_environment(tmp_path):
+    mpiexec()
+    torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
+    if not os.access(torchrun, os.X_OK):
+        pytest.skip("torchrun is not installed beside this Python")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "g").mkdir()
+    theirs_proc, theirs = _launch([torchrun, "--nproc-per-node", "2"], tmp_path / "t", 0)
+    assert theirs_proc.returncode == 0, theirs_proc.stderr[-2000:]
+    ours_proc, ours = _launch([sys.executable, "-m", "glassgrad.distributed.run",
+                               "--nproc_per_node", "2"], tmp_path / "g", 7)
+    assert ours_proc.returncode == 7, ours_proc.stderr[-2000:]
+    assert "FAILED: mpiexec exited with code 7" in ours_proc.stderr
+    for rank in (0, 1):
+        mine, want = dict(ours[rank]), dict(theirs[rank])
+        # per-run values: a fresh id and a free port in both launchers
+        for key in ("TORCHELASTIC_RUN_ID", "MASTER_PORT"):
+            assert mine.pop(key) and want.pop(key)
+        mine["argv"][-1] = want["argv"][-1]   # the exit code given
+        mine["argv"][0] = want["argv"][0]     # the output folder given
+        assert mine == want, (rank, mine, want)
+    assert ours[0]["TORCHELASTIC_RUN_ID"] == ours[1]["TORCHELASTIC_RUN_ID"]
+
+
+
+def test_the_launcher_lays_out_several_machines(tmp_path):
+    # two host names of this machine stand for two machines; hydra's fork launcher replaces ssh
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost\n127.0.0.1\n")
+    proc, seen = _launch([sys.executable, "-m", "glassgrad.distributed.run", "--nnodes", "2",
+                          "--nproc-per-node", "1", "--hostfile", str(hosts),
+                          "--mpi-arg=-launcher", "--mpi-arg=fork"], tmp_path, 0,
+                         GLASSGRAD_LAUNCH_CHECK_MPI="1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for rank in (0, 1):
+        # init_process_group("nccl") under the launcher: MPI's ranks, torchelastic-launched
+        assert seen[rank]["mpi"] == [rank, 2, True]
+        got = {k: seen[rank][k] for k in ("RANK", "LOCAL_RANK", "GROUP_RANK", "WORLD_SIZE",
+                                          "LOCAL_WORLD_SIZE", "GROUP_WORLD_SIZE")}
+        assert got == {"RANK": str(rank), "LOCAL_RANK": "0", "GROUP_RANK": str(rank),
+                       "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "1", "GROUP_WORLD_SIZE": "2"}
+
+
+def test_the_launcher_refuses_what_mpi_cannot_do():
+    from glassgrad.distributed.run import build_command, parse_args
+
+    for flags, phrase in ((["--nnodes", "2"], "needs --hostfile"),
+                          (["--max-restarts", "1"], "not supported on MPI")):
+        with pytest.raises(SystemExit, match=phrase):
+            build_command(parse_args([*flags, "script.py"]))
+    cmd, env_ = build_command(parse_args(["--nproc_per_node=3", "--master-port", "1234",
+                                          "-m", "pkg.mod", "--lr", "1"]))
+    assert cmd[1:3] == ["-n", "3"] and cmd[-3:] == ["pkg.mod", "--lr", "1"]
+    assert env_["MASTER_PORT"] == "1234" and env_["WORLD_SIZE"] == "3"
