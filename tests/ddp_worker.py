@@ -171,10 +171,12 @@ class Detached(Branchy):
         return self.b(h) + self.c(h).detach()
 
 
-for tag, make, loss_of in (("two_heads", TwoHeads, lambda out: out[0].sum()),
-                           ("detached", Detached, lambda out: out.sum())):
+for tag, make, loss_of, lines in (("two_heads", TwoHeads, lambda out: out[0].sum(), False),
+                                  ("two_heads_lines", TwoHeads, lambda out: out[0].sum(), True),
+                                  ("detached", Detached, lambda out: out.sum(), False)):
     net = DDP(make())
-    loss_of(net(x)).backward()
+    with torch.autograd.set_detect_anomaly(lines):
+        loss_of(net(x)).backward()
     try:
         net(x)
         facts[f"cut_{tag}"] = None

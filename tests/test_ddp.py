@@ -18,6 +18,7 @@ from glassgrad.nn.parallel import _ddp_buckets
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HAVE_MPI = importlib.util.find_spec("mpi4py") is not None
+WORKER = os.path.join(ROOT, "tests", "ddp_worker.py")
 
 
 def mpiexec():
@@ -32,7 +33,7 @@ def ranks(tmp_path_factory):
     out = tmp_path_factory.mktemp("ddp")
     env = dict(os.environ, PYTHONPATH=ROOT, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     done = subprocess.run([mpiexec(), "-n", "2", sys.executable,
-                           os.path.join(ROOT, "tests", "ddp_worker.py"), str(out)],
+                           WORKER, str(out)],
                           env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = [(dict(np.load(out / f"rank{r}.npz")), json.load(open(out / f"rank{r}.json")))
@@ -168,9 +169,14 @@ def test_cut_is_located(ranks):
     """An output the loss left out is named (output 1, its op); a .detach() inside forward is a
     cut before any output."""
     for _, facts in ranks:
-        assert "c.weight: forward output 1 (AddmmBackward0) leads to it, but backward never ran " \
+        assert "c.weight: forward output 1, AddmmBackward0, leads to it, but backward never ran " \
             "through that output" in facts["cut_two_heads"]
         assert "c.weight: the graph of forward's outputs never reaches it" in facts["cut_detached"]
+        # with anomaly mode the node's source line: `return self.b(h), self.c(h)` in TwoHeads
+        line = next(i for i, text in enumerate(open(WORKER), 1) if "return self.b(h), self.c(h)"
+                    in text)
+        assert f"c.weight: forward output 1, AddmmBackward0 made at {WORKER}:{line}, leads to " \
+            "it" in facts["cut_two_heads_lines"]
 
 
 def test_find_unused_with_an_output_the_loss_leaves_out(ranks):

@@ -76,7 +76,7 @@ def _path_to(root, target):
 
 def _where(node) -> str:
     source = getattr(node, "source", None)
-    return f"{node.name()} (made at {source})" if source else node.name()
+    return f"{node.name()} made at {source}" if source else node.name()
 
 
 def cut_explanation(param, name: str, owner: str, roots) -> str:
@@ -91,7 +91,7 @@ def cut_explanation(param, name: str, owner: str, roots) -> str:
         ran = [i for i, node in enumerate(path[:-1]) if getattr(node, "_freed", False)]
         cut = path[ran[-1] + 1] if ran else path[0]
         if cut is path[0] and not ran:
-            return (f"{name}: forward output {k} ({_where(path[0])}) leads to it, but backward "
+            return (f"{name}: forward output {k}, {_where(path[0])}, leads to it, but backward "
                     "never ran through that output: the loss did not use it, or used it after "
                     ".detach()/.item()/no_grad")
         return (f"{name}: backward stopped at {_where(cut)}, on its path from forward output {k}: "
@@ -100,6 +100,12 @@ def cut_explanation(param, name: str, owner: str, roots) -> str:
     return (f"{name}: the graph of forward's outputs never reaches it: its module "
             f"{owner or '(the root)'} did not run in forward, or its result was cut inside forward "
             "(.detach(), .item(), no_grad, an integer op) before reaching an output")
+
+
+def _anomaly_flags():
+    from ...autograd.graph import _Hooks
+
+    return _Hooks
 
 
 def unfinished_reduction_error(reducer, rank: int) -> RuntimeError:
@@ -111,8 +117,9 @@ def unfinished_reduction_error(reducer, rank: int) -> RuntimeError:
              + " ".join(str(i) for i in missing),
              f"Parameters which did not receive grad for rank {rank}: "
              + ", ".join(reducer.names[i] for i in missing),
-             "glassgrad: where each one's path to the loss was cut (set "
-             "glassgrad.autograd.set_detect_anomaly(True) to see the source lines):"]
+             "glassgrad: where each one's path to the loss was cut"
+             + ("" if getattr(_anomaly_flags(), "record_source", False) else
+                " (glassgrad.autograd.set_detect_anomaly(True) adds the source lines)") + ":"]
     for i in missing[:8]:
         owner = reducer.names[i].rpartition(".")[0]
         lines.append("  " + cut_explanation(reducer.params[i], reducer.names[i], owner,
