@@ -99,6 +99,38 @@ sync_cnn = nn.SyncBatchNorm.convert_sync_batchnorm(copy.deepcopy(ref_cnn))
 record("cnn_ref", train(ref_cnn, cnn_data, split=False))
 record("cnn_ddp", train(sync_cnn, cnn_data, split=True).module)
 
+# --- SyncBatchNorm alone: (N, C) and (N, C, L), momentum None, affine off, eval --------------
+for shape, kwargs in (((6, 3), {}), ((4, 3, 5), {"momentum": None}), ((4, 3, 5), {"affine": False})):
+    torch.manual_seed(7)
+    full = torch.randn(*shape, requires_grad=True)
+    weights = torch.randn(*shape)
+    ref_bn = nn.BatchNorm1d(3, **kwargs)
+    sync_bn = nn.SyncBatchNorm(3, **kwargs)
+    tag = f"syncbn_{len(shape)}d_{'_'.join(kwargs) or 'default'}"
+    for step in range(2):
+        mine = local(full.detach()).requires_grad_()
+        (sync_bn(mine) * local(weights)).sum().backward()
+        # NOTE: as PyTorch's, the input gradient is that of the SUM of the ranks' losses (the
+        # statistics couple them); DDP's averaging of parameter gradients then makes it the mean
+        (ref_bn(full) * weights).sum().backward()
+        arrays[f"{tag}/grad_input_{step}"] = mine.grad.numpy().copy()
+        arrays[f"{tag}_ref/grad_input_{step}"] = local(full.grad).numpy().copy()
+        full.grad = None
+    for name, value in sync_bn.state_dict().items():
+        arrays[f"{tag}/{name}"] = value.numpy().copy()
+        arrays[f"{tag}_ref/{name}"] = ref_bn.state_dict()[name].numpy().copy()
+    if sync_bn.weight is not None:  # each rank's own share (local), summed over the ranks
+        grad_w = sync_bn.weight.grad.clone()
+        dist.all_reduce(grad_w)
+        arrays[f"{tag}/grad_weight"] = grad_w.numpy()
+        arrays[f"{tag}_ref/grad_weight"] = ref_bn.weight.grad.numpy().copy()
+    sync_bn.eval()
+    ref_bn.eval()
+    arrays[f"{tag}/eval"] = sync_bn(local(full.detach())).detach().numpy().copy()
+    arrays[f"{tag}_ref/eval"] = local(ref_bn(full.detach())).detach().numpy().copy()
+facts["syncbn_tags"] = [k.split("/")[0] for k in arrays if k.startswith("syncbn_") and
+                        "_ref/" not in k and k.endswith("/eval")]
+
 # --- no_sync: two micro-batches accumulated equal one synchronised step on both ---------------
 torch.manual_seed(3)
 acc_start = mlp()

@@ -60,6 +60,18 @@ def test_ddp_training_equals_one_process_on_the_whole_batch(ranks, tag, ref):
         np.testing.assert_array_equal(got, ranks[1][0][f"{tag}/{name}"], err_msg=name)
 
 
+def test_sync_batchnorm_is_batchnorm_on_the_whole_batch(ranks):
+    """Outputs' input gradients, weight gradients, running statistics (momentum and cumulative)
+    and eval outputs of SyncBatchNorm on each rank's part equal BatchNorm1d on the whole batch."""
+    tags = ranks[0][1]["syncbn_tags"]
+    assert len(tags) == 3
+    for arrays, _ in ranks:
+        for tag in tags:
+            for name, got, want in _pairs(arrays, tag, tag + "_ref"):
+                np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12,
+                                           err_msg=f"{tag} {name}")
+
+
 def test_training_moved_the_parameters(ranks):
     """The comparison above is about training, not about two copies of the initial weights."""
     arrays = ranks[0][0]
