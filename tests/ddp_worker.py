@@ -80,6 +80,9 @@ record("mlp_ddp", train(copy.deepcopy(start), data, split=True).module)
 small = train(copy.deepcopy(start), data, split=True, bucket_cap_mb=0.0005,
               gradient_as_bucket_view=True)
 record("mlp_ddp_views", small.module)
+facts["initial_buckets_find_unused"] = DDP(mlp(), find_unused_parameters=True,
+                                           bucket_cap_mb=0.0005).bucket_indices()
+facts["initial_buckets_default"] = DDP(mlp(), bucket_cap_mb=0.0005).bucket_indices()
 facts["small_buckets"] = small.bucket_indices()
 facts["small_ready_order"] = small.reducer.rebuilt_order
 facts["small_sizes"] = [p.numel() * p.element_size() for p in small.reducer.params]

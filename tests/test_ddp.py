@@ -113,6 +113,18 @@ def test_rebuilt_buckets_are_torchs_assignment_in_gradient_order(ranks):
     assert facts0["state_dict_keys"][:2] == ["module.0.weight", "module.0.bias"]
 
 
+def test_initial_buckets_are_torchs(ranks):
+    """Before the first iteration: with find_unused_parameters, torch's assignment in parameter
+    order, reversed (the last layers' bucket first); without it one bucket, as torch 2.13."""
+    facts = ranks[0][1]
+    sizes = facts["small_sizes"]
+    cap = int(0.0005 * 1024 * 1024)
+    expected, _ = torch.distributed._compute_bucket_assignment_by_size(
+        [torch.empty(n // 8, dtype=torch.float64) for n in sizes], [cap])
+    assert facts["initial_buckets_find_unused"] == list(reversed(expected)) and len(expected) > 2
+    assert facts["initial_buckets_default"] == [list(range(len(sizes)))]
+
+
 def test_bucket_timeline(ranks):
     for rank, (_, facts) in enumerate(ranks):
         timeline = facts["small_timeline"]
