@@ -283,7 +283,9 @@ facts["errors"] = {}
 frozen = nn.Linear(2, 2).requires_grad_(False)
 for tag, call in (("no_params", lambda: DDP(frozen)),
                   ("device_ids", lambda: DDP(nn.Linear(2, 2), device_ids=[0])),
-                  ("two_devices", lambda: DDP(nn.Linear(2, 2), device_ids=[0, 1]))):
+                  ("two_devices", lambda: DDP(nn.Linear(2, 2), device_ids=[0, 1])),
+                  ("shapes", lambda: DDP(nn.Linear(2, 2 + RANK))),
+                  ("count", lambda: DDP(nn.Linear(2, 2, bias=RANK == 0)))):
     try:
         call()
         facts["errors"][tag] = None

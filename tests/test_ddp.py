@@ -278,6 +278,20 @@ def torch_answers():
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def test_models_that_differ_across_ranks(ranks):
+    """Both ranks raise (none waits for the other): a parameter count, then a shape."""
+    for rank, (_, facts) in enumerate(ranks):
+        kind, text = facts["errors"]["count"]
+        assert kind == "RuntimeError"
+        assert text == ("DDP expects same model across all ranks, but Rank 1 has 1 params, while "
+                        "rank 0 has inconsistent 2 params." if rank else
+                        "DDP expects same model across all ranks, but Rank 0 has 2 params, while "
+                        "rank 1 has inconsistent 1 params.")
+        kind, text = facts["errors"]["shapes"]
+        assert text.startswith(f"[{rank}]: params[0] in this process with sizes "
+                               f"{[2 + rank, 2]} appears not to match sizes of the same param")
+
+
 def test_errors_are_torchs(ranks, torch_answers):
     """The same exception types and texts as torch 2.13's DDP (world size aside)."""
     facts = ranks[0][1]

@@ -140,24 +140,28 @@ class DistributedDataParallel(Module):
 
     # --- construction-time collectives ---------------------------------------------------------
     def _verify_param_shapes(self, params, names) -> None:
-        """Every rank must hold the same parameters (``_verify_param_shape_across_processes``)."""
+        """Every rank must hold the same parameters (``_verify_param_shape_across_processes``):
+        first their count, then each one's shape, against rank 0's; every rank raises alike."""
         from ... import _factories
 
-        shapes = [d for p in params for d in (p.dim(), *p.shape)]
-        digest = _ddp_diagnose.checksums([("", _factories.tensor(shapes or [0]))])[0]
-        at, differ, rank0 = _compare_with_rank0([len(params), digest], self.process_group)
-        if at is None:
-            return
-        rank = _dist().get_rank(self.process_group)
-        if at == 0:
-            other, count = (differ[0], "a different number of") if rank == 0 else (0, rank0[0])
+        dist = _dist()
+        rank = dist.get_rank(self.process_group)
+        counts = _factories.zeros(self.world_size, dtype=_factories.tensor(0).dtype)
+        counts[rank] = len(params)
+        dist.all_reduce(counts, group=self.process_group)  # every rank's count, on every rank
+        for other, count in enumerate(counts.tolist()):
+            if count != len(params):
+                raise RuntimeError(
+                    f"DDP expects same model across all ranks, but Rank {rank} has {len(params)} "
+                    f"params, while rank {other} has inconsistent {count} params.")
+        digests = _ddp_diagnose.checksums([("", _factories.tensor([p.dim(), *p.shape]))
+                                           for p in params])
+        at, differ, _ = _compare_with_rank0(digests, self.process_group)
+        if at is not None:
             raise RuntimeError(
-                f"DDP expects same model across all ranks, but Rank {rank} has {len(params)} "
-                f"params, while rank {other} has inconsistent {count} params.")
-        raise RuntimeError(
-            "DDP expects same model across all ranks, but the parameter shapes of ranks "
-            f"{differ} differ from rank 0's.\nglassgrad: the shapes on rank {rank}: "
-            + ", ".join(f"{n} {list(p.shape)}" for n, p in zip(names, params)))
+                f"[{rank}]: params[{at}] in this process with sizes {list(params[at].shape)} "
+                "appears not to match sizes of the same param in process 0.\nglassgrad: "
+                f"parameter {names[at]!r}; ranks {differ} differ from rank 0 there.")
 
     def _broadcast_states(self, with_buffers: bool) -> None:
         """Rank 0's parameters (and buffers) on every rank (``_sync_module_states``)."""
