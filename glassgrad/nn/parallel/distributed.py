@@ -144,16 +144,12 @@ class DistributedDataParallel(Module):
         first their count, then each one's shape, against rank 0's; every rank raises alike."""
         from ... import _factories
 
-        dist = _dist()
-        rank = dist.get_rank(self.process_group)
-        counts = _factories.zeros(self.world_size, dtype=_factories.tensor(0).dtype)
-        counts[rank] = len(params)
-        dist.all_reduce(counts, group=self.process_group)  # every rank's count, on every rank
-        for other, count in enumerate(counts.tolist()):
-            if count != len(params):
-                raise RuntimeError(
-                    f"DDP expects same model across all ranks, but Rank {rank} has {len(params)} "
-                    f"params, while rank {other} has inconsistent {count} params.")
+        rank = _dist().get_rank(self.process_group)
+        other, count = _first_other_count(len(params), self.process_group)
+        if other is not None:
+            raise RuntimeError(
+                f"DDP expects same model across all ranks, but Rank {rank} has {len(params)} "
+                f"params, while rank {other} has inconsistent {count} params.")
         digests = _ddp_diagnose.checksums([("", _factories.tensor([p.dim(), *p.shape]))
                                            for p in params])
         at, differ, _ = _compare_with_rank0(digests, self.process_group)
@@ -270,6 +266,11 @@ def check_parameters_in_sync(module, process_group=None) -> None:
     """Raise RuntimeError naming the first parameter or buffer of ``module`` whose bytes differ
     across the ranks of ``process_group`` (glassgrad; a CRC-32 per tensor, all-gathered)."""
     named = list(module.named_parameters()) + list(module.named_buffers())
+    other, count = _first_other_count(len(named), process_group)
+    if other is not None:
+        raise RuntimeError(
+            f"parameters differ across ranks: this rank has {len(named)} parameters and buffers, "
+            f"rank {other} has {count}")
     at, differ, rank0 = _compare_with_rank0(_ddp_diagnose.checksums(named), process_group)
     if at is None:
         return
@@ -282,6 +283,21 @@ def check_parameters_in_sync(module, process_group=None) -> None:
         "glassgrad: a rank stepped differently (an update outside DDP, a rank-dependent branch, "
         "non-deterministic data); re-broadcast with dist.broadcast(p, 0) or find the step where "
         "they parted.")
+
+
+def _first_other_count(n: int, group):
+    """``(a rank whose count differs from n, its count)`` or ``(None, None)``: one all-reduce of
+    a table with each rank's count in its own slot, so every rank sees all of them."""
+    from ... import _factories
+
+    dist = _dist()
+    counts = _factories.zeros(dist.get_world_size(group), dtype=_factories.tensor(0).dtype)
+    counts[dist.get_rank(group)] = n
+    dist.all_reduce(counts, group=group)
+    for other, count in enumerate(counts.tolist()):
+        if count != n:
+            return other, count
+    return None, None
 
 
 def _compare_with_rank0(values, group):
