@@ -1,6 +1,6 @@
 """``glassgrad.nn.parallel`` (``torch.nn.parallel``): ``DataParallel`` runs its module as it is
-on the CPU, as torch does without GPUs. ``DistributedDataParallel`` comes with distributed
-training."""
+on the CPU, as torch does without GPUs; ``DistributedDataParallel`` runs one process per rank on
+``glassgrad.distributed`` (MPI)."""
 
 from .data_parallel import (  # noqa: F401
     DataParallel, data_parallel, gather, parallel_apply, replicate,

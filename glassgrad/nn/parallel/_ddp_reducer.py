@@ -97,6 +97,7 @@ class Reducer:
     def prepare_for_backward(self, unused) -> None:
         """Arm the hooks for the coming backward; ``unused``: parameter indices the graph search
         found unreachable from the outputs (marked ready at the first hook)."""
+        self._stop_progress()  # (left running by a backward that raised midway)
         self.expect_hooks = True
         self.ready = set()
         self.ready_order = []
