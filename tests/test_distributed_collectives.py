@@ -1,6 +1,7 @@
 """torch.distributed collectives on MPI: a 2-rank mpiexec job checks each against NumPy on both
 ranks (tests/dist_jobs/collectives.py); its refusals are compared with torch's (gloo, 1 rank)."""
 
+import importlib.util
 import json
 import re
 import sys
@@ -40,7 +41,7 @@ def _names():
         for op in (["SUM", "AVG", "MAX"] if dtype != "int64" else ["SUM", "MIN"]):
             names += [f"reduce_scatter_{op}_{dtype}", f"reduce_scatter_tensor_{op}_{dtype}"]
     names += ["gather_dst1", "scatter_src1", "all_to_all", "all_to_all_single", "send_recv",
-              "barrier", "new_group", "new_subgroups", "objects", "object_refused", "destroyed"]
+              "barrier", "new_group", "new_subgroups", "nn_functional_gradients", "objects", "object_refused", "destroyed"]
     return names
 
 
@@ -127,7 +128,7 @@ def test_not_initialized_errors_are_torchs():
         gdist.all_reduce(glassgrad.ones(2))
     assert str(ours.value) == str(theirs.value)
     assert gdist.is_initialized() is tdist.is_initialized() is False
-    assert gdist.is_available() is True
+    assert gdist.is_available() is (importlib.util.find_spec("mpi4py") is not None)
 
 
 def test_names_and_reduce_ops_are_torchs():
@@ -170,9 +171,11 @@ def test_launch_helpers_are_torchs(monkeypatch):
     assert gdist.get_node_local_rank() == tdist.get_node_local_rank() == 3
     assert gdist.get_default_backend_for_device("cpu") == tdist.get_default_backend_for_device(
         "cpu") == "gloo"
-    for name in ("gloo", "nccl", "ucc"):
+    for name in ("nccl", "ucc"):
         assert gdist.is_backend_available(name) == tdist.is_backend_available(name), name
-    assert gdist.is_backend_available("mpi")  # MPI carries every group here (torch: a build flag)
+    assert gdist.is_backend_available("gloo") is gdist.is_available()
+    # MPI carries every group here (in torch "mpi" is a build option)
+    assert gdist.is_backend_available("mpi") is gdist.is_available()
 
 
 def test_torch_names_resolve_to_glassgrad_under_the_alias():
@@ -196,3 +199,16 @@ def test_torch_names_resolve_to_glassgrad_under_the_alias():
         for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
             del sys.modules[k]
         sys.modules.update(saved)
+
+
+def test_differentiable_collectives_have_torchs_signatures():
+    import inspect
+
+    import torch.distributed.nn.functional as tfunctional
+
+    import glassgrad.distributed.nn.functional as gfunctional
+
+    for name in gfunctional.__all__:
+        ours = list(inspect.signature(getattr(gfunctional, name)).parameters)
+        theirs = list(inspect.signature(getattr(tfunctional, name)).parameters)
+        assert ours == theirs, (name, ours, theirs)

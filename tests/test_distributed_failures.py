@@ -22,6 +22,7 @@ def test_a_rank_that_leaves_early_is_caught_by_the_watchdog(tmp_path):
     assert re.search(r'failures.py", line \d+, in <module>: dist.all_reduce\(torch.ones\(4\)\)  '
                      "# rank 0 waits here", err), err
     assert "init_process_group(timeout=" in err, err
+    assert "The last operations rank 0 completed on this group: SeqNum=1 BARRIER" in err, err
     assert "rank 0 done" not in proc.stdout
     assert seconds < 60, seconds  # 3 s timeout plus two interpreter starts on a busy machine
 
@@ -44,10 +45,12 @@ def test_a_rank_that_dies_ends_the_job(tmp_path):
 
 def test_mismatch_and_monitored_barrier_are_named_on_every_rank(tmp_path):
     proc, _ = run_job("failures.py", "survivable", tmp_path, timeout=90,
-                      TORCH_DISTRIBUTED_DEBUG="DETAIL")
+                      TORCH_DISTRIBUTED_DEBUG="DETAIL", GLASSGRAD_DISTRIBUTED_PROGRESS="thread")
     assert proc.returncode == 0, proc.stderr[-3000:]
     for rank in (0, 1):
-        shapes, ops, after, passed, late = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        shapes, ops, after, progressed, passed, late = json.loads(
+            (tmp_path / f"rank{rank}.json").read_text())
+        assert progressed == [True, True]   # the progress thread ran; the sums are right
         other = 1 - rank
         assert shapes.startswith("Detected mismatch between collectives on ranks. Rank "
                                  f"{rank} is running collective: CollectiveFingerPrint("
@@ -78,10 +81,18 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
         pytest.skip("torchrun is not installed beside this Python")
     (tmp_path / "t").mkdir()
     (tmp_path / "g").mkdir()
-    theirs_proc, theirs = _launch([torchrun, "--nproc-per-node", "2"], tmp_path / "t", 0)
+    # -r 1:1 with --log-dir: local rank 1's stdout goes to LOG_DIR/<run>/attempt_0/1/stdout.log
+    logs = ["--log-dir", str(tmp_path / "logs"), "-r", "1:1"]
+    theirs_proc, theirs = _launch([torchrun, "--nproc-per-node", "2", *logs[:1],
+                                   str(tmp_path / "logs" / "t"), *logs[2:]], tmp_path / "t", 0)
     assert theirs_proc.returncode == 0, theirs_proc.stderr[-2000:]
     ours_proc, ours = _launch([sys.executable, "-m", "glassgrad.distributed.run",
-                               "--nproc_per_node", "2"], tmp_path / "g", 7)
+                               "--nproc_per_node", "2", *logs[:1], str(tmp_path / "logs" / "g"),
+                               *logs[2:]], tmp_path / "g", 7)
+    for who, proc in (("t", theirs_proc), ("g", ours_proc)):
+        logged = list((tmp_path / "logs" / who).glob("*/attempt_0/1/stdout.log"))
+        assert len(logged) == 1 and "rank 1 writes" in logged[0].read_text(), (who, logged)
+        assert "rank 1 writes" not in proc.stdout and "rank 0 writes" in proc.stdout, who
     assert ours_proc.returncode == 7, ours_proc.stderr[-2000:]
     assert "FAILED: mpiexec exited with code 7" in ours_proc.stderr
     for rank in (0, 1):
@@ -98,6 +109,7 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
 
 def test_the_launcher_lays_out_several_machines(tmp_path):
     # two host names of this machine stand for two machines; hydra's fork launcher replaces ssh
+    mpiexec()
     hosts = tmp_path / "hosts"
     hosts.write_text("localhost\n127.0.0.1\n")
     proc, seen = _launch([sys.executable, "-m", "glassgrad.distributed.run", "--nnodes", "2",
@@ -118,10 +130,13 @@ def test_the_launcher_refuses_what_mpi_cannot_do():
     from glassgrad.distributed.run import build_command, parse_args
 
     for flags, phrase in ((["--nnodes", "2"], "needs --hostfile"),
-                          (["--max-restarts", "1"], "not supported on MPI")):
+                          (["--max-restarts", "1"], "not supported on MPI"),
+                          (["--tee", "3"], "--tee is not supported")):
         with pytest.raises(SystemExit, match=phrase):
             build_command(parse_args([*flags, "script.py"]))
     cmd, env_ = build_command(parse_args(["--nproc_per_node=3", "--master-port", "1234",
-                                          "-m", "pkg.mod", "--lr", "1"]))
-    assert cmd[1:3] == ["-n", "3"] and cmd[-3:] == ["pkg.mod", "--lr", "1"]
+                                          "--mpiexec", "/opt/mpi/bin/mpiexec", "-m", "pkg.mod",
+                                          "--lr", "1"]))
+    assert cmd[:3] == ["/opt/mpi/bin/mpiexec", "-n", "3"]
+    assert cmd[-3:] == ["pkg.mod", "--lr", "1"]
     assert env_["MASTER_PORT"] == "1234" and env_["WORLD_SIZE"] == "3"

@@ -1,7 +1,7 @@
 """glassgrad.distributed: PyTorch's ``torch.distributed`` on MPI (mpi4py), re-exports only.
 
-Start the ranks with ``python -m glassgrad.distributed.run --nproc-per-node N script.py`` (torchrun's
-flags) or ``mpiexec -n N python script.py``, then ``init_process_group("gloo")`` (or ``"mpi"``;
+Start the ranks with ``python -m glassgrad.distributed.run --nproc-per-node N script.py``
+(torchrun's flags) or ``mpiexec -n N python script.py``, then ``init_process_group("gloo")`` (or ``"mpi"``;
 NOTE [Backends on MPI]). Collectives work on the tensors' NumPy memory in place
 (NOTE [MPI buffers]); a rank blocked past the group's timeout aborts the job (NOTE [Watchdog]).
 Install with ``pip install 'glassgrad[distributed]'`` (mpi4py and the mpich wheel, whose
@@ -52,6 +52,11 @@ from .process_group import (
 from .reduce_op import ReduceOp, reduce_op
 from .subgroups import (
     get_default_backend_for_device,
+    is_gloo_available,
+    is_mpi_available,
+    is_nccl_available,
+    is_ucc_available,
+    is_xccl_available,
     get_node_local_rank,
     get_pg_count,
     is_backend_available,
@@ -59,27 +64,3 @@ from .subgroups import (
 )
 from .work import Work
 
-
-def is_mpi_available() -> bool:
-    """True when mpi4py is installed: the MPI backend carries every backend name here."""
-    return is_available()
-
-
-def is_gloo_available() -> bool:
-    """True when mpi4py is installed ("gloo" groups run on MPI: NOTE [Backends on MPI])."""
-    return is_available()
-
-
-def is_nccl_available() -> bool:
-    """False: there is no NCCL (and no CUDA) in glassgrad's CPU build; "nccl" maps to MPI."""
-    return False
-
-
-def is_ucc_available() -> bool:
-    """False, as in torch's CPU builds."""
-    return False
-
-
-def is_xccl_available() -> bool:
-    """False, as in torch's CPU builds."""
-    return False

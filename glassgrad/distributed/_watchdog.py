@@ -3,9 +3,11 @@
 # NOTE [Watchdog]: MPI has no timed wait, and a rank whose peer exited or took another path
 # would wait forever. Every wait registers itself here with its deadline (launch time plus the
 # group's ``timeout``); one daemon thread sleeps until the nearest deadline (or, idle, for the
-# shortest timeout seen) and, if a wait is still blocked past its deadline, prints torch's watchdog message with the op, the sequence number and the
-# waiting rank's source line, then calls ``MPI_Abort``, which ends every rank of the job (as
-# torch's NCCL watchdog ends the process): no rank is left hanging. Cost when nothing is late:
+# shortest timeout seen) and, if a wait is still blocked past its deadline, prints torch's
+# watchdog message with the op, the sequence number, the waiting rank's source line and the
+# last operations that rank completed on the group (a small flight recorder), then
+# calls ``MPI_Abort``, which ends every rank of the job (as torch's NCCL watchdog ends the
+# process): no rank is left hanging. Cost when nothing is late:
 # two uncontended lock acquisitions per wait, and a wake-up per timeout period.
 """
 
@@ -79,6 +81,9 @@ def _fire(tid: int, work) -> None:
 
     ran_ms = int((time.monotonic() - work._launched) * 1000)
     rank = mpi().COMM_WORLD.Get_rank()
+    history = list(work._pg._history) if work._pg is not None else []
+    done = "; ".join(f"SeqNum={seq} {op} (NumelIn={numel}, {secs * 1000:.1f} ms)"
+                     for seq, op, numel, secs in history) or "none"
     msg = (
         f"[Rank {rank}] Watchdog caught collective operation timeout: {work._describe()} ran for "
         f"{ran_ms} milliseconds before timing out.\n"
@@ -87,6 +92,7 @@ def _fire(tid: int, work) -> None:
         "(one exited or raised, hangs, or called a different collective). Aborting the MPI job "
         "so that no rank hangs. The limit is init_process_group(timeout=datetime.timedelta(...)) "
         "(or new_group(timeout=...)).\n"
+        f"The last operations rank {rank} completed on this group: {done}.\n"
     )
     try:
         sys.stderr.write(msg)

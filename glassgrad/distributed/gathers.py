@@ -123,7 +123,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
                            "REDUCE_SCATTER")
 
 
-def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):  # noqa: A002
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None,  # noqa: A002
+                          async_op: bool = False):
     """Reduce ``input`` (the ranks' chunks concatenated along dim 0, or stacked) across the ranks
     and write chunk i into ``output`` on rank i (``torch.distributed.reduce_scatter_tensor``)."""
     pg = _resolve(group)

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import collections
 import datetime
 import os
 import sys
@@ -92,6 +93,8 @@ class ProcessGroup:
         self._seq = 0
         self._pending = []  # async works not yet seen complete (NOTE [Progress])
         self._barriers = 0  # monitored_barrier calls, to tell stale tokens apart
+        # the last completed works (seq, op, numel, seconds): the watchdog's message shows them
+        self._history = collections.deque(maxlen=8)
         self._global_to_group = {g: i for i, g in enumerate(self._ranks)}
 
     def _next_seq(self) -> int:
@@ -213,6 +216,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     _state.groups = [_state.world]
     _state.counter = 1  # NOTE: groups made so far on every rank, members or not (as torch's)
     _install_excepthook()
+    from . import _progress_thread
+
+    if _progress_thread.wanted():
+        _progress_thread.start(lambda: _state.groups)
 
 
 def _install_excepthook() -> None:

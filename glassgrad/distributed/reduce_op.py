@@ -27,7 +27,7 @@ _RedOpType.__name__ = _RedOpType.__qualname__ = "RedOpType"
 
 
 class ReduceOp:
-    """The reduction of ``all_reduce``/``reduce``/``reduce_scatter`` (``torch.distributed.ReduceOp``).
+    """How ``all_reduce``/``reduce``/``reduce_scatter`` combine (``torch.distributed.ReduceOp``).
 
     ``ReduceOp.SUM``, ``AVG`` (the sum divided by the group's size), ``PRODUCT``, ``MIN``, ``MAX``,
     and the bitwise ``BAND``, ``BOR``, ``BXOR`` (integer and bool tensors only). On bool tensors
@@ -68,7 +68,7 @@ class ReduceOp:
 
 
 def as_red_op_type(op) -> _RedOpType:
-    """``op`` (a ``RedOpType``, a ``ReduceOp`` or the legacy ``reduce_op`` member) as a RedOpType."""
+    """``op`` (a ``RedOpType``, a ``ReduceOp``, a legacy ``reduce_op`` member) as a RedOpType."""
     if isinstance(op, _RedOpType):
         return op
     if isinstance(op, ReduceOp):

@@ -1,4 +1,4 @@
-"""The launcher: ``python -m glassgrad.distributed.run --nproc-per-node N script.py args`` (torchrun).
+"""The launcher (torchrun): ``python -m glassgrad.distributed.run --nproc-per-node N script.py``.
 
 # NOTE [Launcher]: torchrun's command line with only the program name changed. It starts the
 # ranks with one ``mpiexec`` (the mpich wheel's, found beside this Python first) and sets, in
@@ -24,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 
 __all__ = ["main", "get_args_parser", "parse_args"]
@@ -125,6 +126,13 @@ def build_command(args: argparse.Namespace) -> tuple[list[str], dict]:
         raise SystemExit(
             f"glassgrad.distributed.run: --nnodes {nnodes} needs --hostfile FILE (an MPI host "
             "file); start the launcher once, on one machine, not once per node")
+    if str(args.tee) != "0":
+        raise SystemExit("glassgrad.distributed.run: --tee is not supported (each rank's output "
+                         "goes either to the console or, with --redirects, to --log-dir)")
+    log_dir = args.log_dir
+    if str(args.redirects) != "0" and not log_dir:
+        log_dir = tempfile.mkdtemp(prefix="torchelastic_")  # as torchrun does
+        sys.stderr.write(f"glassgrad.distributed.run: log directory set to: {log_dir}\n")
     world = nnodes * nproc
     port = args.master_port if args.master_port is not None else _free_port()
     env = dict(os.environ)
@@ -150,7 +158,7 @@ def build_command(args: argparse.Namespace) -> tuple[list[str], dict]:
         shown = [int(r) for r in args.local_ranks_filter.split(",")]
     mode = ("run_path" if args.run_path else "module" if args.module
             else "no_python" if args.no_python else "python")
-    spec = {"nproc_per_node": nproc, "mode": mode, "log_dir": args.log_dir,
+    spec = {"nproc_per_node": nproc, "mode": mode, "log_dir": log_dir,
             "redirects": _redirect_spec(args.redirects), "local_ranks_filter": shown,
             "python": sys.executable}
     entry = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_rank_entry.py")

@@ -1,5 +1,5 @@
-"""Helpers around groups and launch environments: new_subgroups, get_node_local_rank,
-is_backend_available, get_default_backend_for_device, get_pg_count."""
+"""Helpers around groups, backends and launch environments: new_subgroups, get_node_local_rank,
+is_backend_available and the is_*_available flags, get_default_backend_for_device, get_pg_count."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import os
 from .process_group import Backend, _default, _state, is_available, new_group
 
 __all__ = ["get_default_backend_for_device", "get_node_local_rank", "get_pg_count",
-           "is_backend_available", "new_subgroups"]
+           "is_backend_available", "is_gloo_available", "is_mpi_available", "is_nccl_available",
+           "is_ucc_available", "is_xccl_available", "new_subgroups"]
 
 
 def new_subgroups(group_size: int | None = None, group=None, timeout=None, backend=None,
@@ -76,3 +77,28 @@ def get_pg_count() -> int:
     """How many process groups were made since ``init_process_group``, the default one and those
     this rank is not a member of included, as torch counts them (``get_pg_count``)."""
     return _state.counter
+
+
+def is_mpi_available() -> bool:
+    """True when mpi4py is installed: the MPI backend carries every backend name here."""
+    return is_available()
+
+
+def is_gloo_available() -> bool:
+    """True when mpi4py is installed ("gloo" groups run on MPI: NOTE [Backends on MPI])."""
+    return is_available()
+
+
+def is_nccl_available() -> bool:
+    """False: there is no NCCL (and no CUDA) in glassgrad's CPU build; "nccl" maps to MPI."""
+    return False
+
+
+def is_ucc_available() -> bool:
+    """False, as in torch's CPU builds."""
+    return False
+
+
+def is_xccl_available() -> bool:
+    """False, as in torch's CPU builds."""
+    return False

@@ -53,6 +53,9 @@ class Work:
     def _complete(self) -> None:
         self._done = True
         self._requests = self._keep = None
+        if self._pg is not None:
+            self._pg._history.append((self._seq, self._op, self._numel,
+                                      time.monotonic() - self._launched))
         if self._finish is not None:
             finish, self._finish = self._finish, None
             finish()

@@ -83,7 +83,8 @@ def reference(op, arrays, dtype):
     elif op == "MAX":
         out = np.max(wide, axis=0)
     else:
-        out = {"BAND": np.bitwise_and, "BOR": np.bitwise_or, "BXOR": np.bitwise_xor}[op].reduce(wide)
+        table = {"BAND": np.bitwise_and, "BOR": np.bitwise_or, "BXOR": np.bitwise_xor}
+        out = table[op].reduce(wide)
     return np.asarray(out).astype(NP[dtype])
 
 
@@ -325,6 +326,53 @@ def _():
     same(t, reference("SUM", [data(r, (3,), "float32") for r in ALL], "float32"), "float32")
 
 
+@check("nn_functional_gradients")
+def _():
+    import glassgrad.distributed.nn.functional as F
+
+    def leaf(a):
+        return tensor(a).requires_grad_()
+
+    c = [data(r, (3,), "float64", salt=9) for r in ALL]
+    for op, scale in (("SUM", 1.0), ("AVG", 1.0 / W)):
+        x = leaf(data(R, (3,), "float64"))
+        y = F.all_reduce(x * 2, op=getattr(dist.ReduceOp, op))
+        same(y.detach(), reference(op, [2 * data(r, (3,), "float64") for r in ALL], "float64"),
+             "float64")
+        (y * tensor(c[R])).sum().backward()
+        same(x.grad, 2 * scale * np.sum(c, axis=0), "float64")
+        same(x.detach(), data(R, (3,), "float64"), "float64")   # the input is left alone
+    x = leaf(data(R, (3,), "float64"))
+    y = F.broadcast(x, src=1)
+    same(y.detach(), data(1, (3,), "float64"), "float64")
+    (y * tensor(c[R])).sum().backward()
+    same(x.grad, np.sum(c, axis=0) if R == 1 else np.zeros(3), "float64")
+    x = leaf(data(R, (3,), "float64"))
+    ys = F.all_gather(x)
+    cc = [[data(r, (3,), "float64", salt=10 + j) for j in ALL] for r in ALL]
+    sum(((y * tensor(cc[R][j])).sum() for j, y in enumerate(ys))).backward()
+    same(x.grad, np.sum([cc[r][R] for r in ALL], axis=0), "float64")
+    xs = [leaf(data(R, (3,), "float64", salt=20 + j)) for j in ALL]
+    out = torch.empty(3, dtype=torch.float64)
+    y = F.reduce_scatter(out, xs)
+    same(out, reference("SUM", [data(r, (3,), "float64", salt=20 + R) for r in ALL], "float64"),
+         "float64")
+    (y * tensor(c[R])).sum().backward()
+    for j in ALL:
+        same(xs[j].grad, c[j], "float64")
+    x = leaf(data(R, (3,), "float64"))
+    (F.reduce(x, dst=0) * tensor(c[R])).sum().backward()
+    same(x.grad, c[0], "float64")
+    x = leaf(data(R, (3,), "float64"))
+    y = F.all_reduce(x, op=dist.ReduceOp.MAX)
+    try:
+        y.sum().backward()
+    except NotImplementedError as e:
+        assert "ReduceOp.MAX is not implemented" in str(e), e
+    else:
+        raise AssertionError("the MAX backward gave numbers")
+
+
 @check("objects")
 def _():
     obj = {"rank": R, "name": f"r{R}", "t": tensor(data(R, (2,), "float32")), "l": [1, (2, 3.5)]}
@@ -380,7 +428,8 @@ refused("scatter_no_list", lambda: dist.scatter(torch.ones(2), None, src=R))
 refused("src_and_group_src", lambda: dist.broadcast(torch.ones(2), src=0, group_src=0))
 refused("init_twice", lambda: dist.init_process_group("gloo"))
 refused("all_gather_size", lambda: dist.all_gather([torch.ones(3) for _ in ALL], torch.ones(4)))
-refused("reduce_scatter_list", lambda: dist.reduce_scatter(torch.ones(2), [torch.ones(2)] * (W + 1)))
+refused("reduce_scatter_list",
+        lambda: dist.reduce_scatter(torch.ones(2), [torch.ones(2)] * (W + 1)))
 refused("bad_root", lambda: dist.broadcast(torch.ones(2), src=W))
 refused("big_group", lambda: dist.new_group(list(range(W + 1))))
 dist.barrier()

@@ -3,7 +3,8 @@
 exit_early: rank 1 leaves without the all_reduce rank 0 waits in (watchdog, timeout 3 s);
 raise: rank 1 raises before it; die: rank 1 dies hard (os._exit);
 survivable: the ranks call all_reduce with different shapes, then broadcast vs all_reduce, under
-TORCH_DISTRIBUTED_DEBUG=DETAIL; then monitored_barrier passes, and rank 1 arrives late to another.
+TORCH_DISTRIBUTED_DEBUG=DETAIL; async all-reduces beside the progress thread; then
+monitored_barrier passes, and rank 1 arrives late to another.
 """
 
 import datetime
@@ -44,6 +45,23 @@ elif mode == "survivable":
     dist.all_reduce(t)  # the group still works after a detected mismatch
     seen.append(t.tolist())
     os.environ.pop("TORCH_DISTRIBUTED_DEBUG")
+    # the opt-in progress thread (GLASSGRAD_DISTRIBUTED_PROGRESS=thread, set by the test) runs
+    # beside async reductions and numpy work, and the sums are right
+    import threading
+
+    import numpy as np
+
+    bufs = [torch.full((200_000,), float(rank + j)) for j in range(4)]
+    works = []
+    for b in bufs:
+        works.append(dist.all_reduce(b, async_op=True))
+        np.linalg.qr(np.ones((200, 200)))
+    for w in works:
+        w.wait()
+    names = {t.name for t in threading.enumerate()}
+    seen.append(["glassgrad-distributed-progress" in names,
+                 all(float(b[0]) == 2 * j + 1 and float(b[-1]) == 2 * j + 1
+                     for j, b in enumerate(bufs))])
     dist.monitored_barrier(timeout=datetime.timedelta(seconds=2))  # everyone arrives
     seen.append("passed")
     if rank == 1:
