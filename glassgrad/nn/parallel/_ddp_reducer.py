@@ -12,37 +12,11 @@ launched the works are awaited and the averaged gradients written back.
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 
 from ...autograd.grad_mode import no_grad
 from . import _ddp_buckets
 from ._ddp_timeline import IterationTimeline
-
-
-# NOTE [Progress thread]: MPI advances a nonblocking collective only inside MPI calls, and backward
-# spends its time in NumPy, so a launched bucket would mostly sit until finalize waits on it. A
-# thread tests the launched works every _POLL_S while backward runs (NumPy's kernels release the
-# GIL; mpi4py's group is MPI_THREAD_MULTIPLE): measured on 2 ranks, a 4 MB all-reduce behind 3
-# GEMMs left 4-11 ms to wait instead of 18-22 ms. It stops before finalize, so no two threads
-# ever touch one request. GLASSGRAD_DDP_PROGRESS_THREAD=0 turns it off; it never starts unless MPI
-# runs at MPI_THREAD_MULTIPLE (mpi4py's default), the one level where two threads may call MPI.
-_POLL_S = 0.0002
-_PROGRESS_THREAD = os.environ.get("GLASSGRAD_DDP_PROGRESS_THREAD", "1") != "0"
-_thread_multiple = None
-
-
-def _may_use_threads() -> bool:
-    global _thread_multiple
-    if _thread_multiple is None:
-        try:
-            from mpi4py import MPI
-
-            _thread_multiple = MPI.Is_initialized() and MPI.Query_thread() == MPI.THREAD_MULTIPLE
-        except ImportError:
-            _thread_multiple = False
-    return _thread_multiple and _PROGRESS_THREAD
 
 
 def _dist():
@@ -82,7 +56,6 @@ class Reducer:
         self.static_used = None  # ... and whether any rank used each parameter
         self.last_outputs = ()  # the previous forward's output nodes, for the unused-param error
         self.timeline: IterationTimeline | None = None
-        self.progress = None  # (thread, stop event) while buckets are in flight
         self.timelines: list = []  # the recent iterations (a few, for the glass box)
         self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i))
                         for i, p in enumerate(params)]
@@ -97,7 +70,6 @@ class Reducer:
     def prepare_for_backward(self, unused) -> None:
         """Arm the hooks for the coming backward; ``unused``: parameter indices the graph search
         found unreachable from the outputs (marked ready at the first hook)."""
-        self._stop_progress()  # (left running by a backward that raised midway)
         self.expect_hooks = True
         self.ready = set()
         self.ready_order = []
@@ -157,8 +129,7 @@ class Reducer:
                 if self.grad_as_view:
                     param.grad = view
         now = time.perf_counter()
-        if self.progress is None:
-            self._poll()
+        self._poll()
         bucket.pending -= 1
         if bucket.pending == 0:
             self.timeline.bucket_ready(bucket.index, now, self.names[index])
@@ -167,41 +138,21 @@ class Reducer:
             launched.work = _dist().all_reduce(launched.flat, group=self.group, async_op=True)
             self.timeline.bucket_launched(launched.index, time.perf_counter())
             self.next_bucket += 1
-            if self.progress is None and self.next_bucket < len(self.buckets) \
-                    and _may_use_threads():
-                self._start_progress()
         if self.next_bucket == len(self.buckets):
             self.finalize()  # NOTE [Finalize in the last hook]
 
     def _poll(self) -> None:
-        """Let launched reductions progress (MPI moves a nonblocking collective forward inside MPI
-        calls) and note those that finished: the timeline's completion times."""
+        """Let launched reductions progress (MPI moves a nonblocking collective forward only inside
+        MPI calls: each hook tests the works in flight; for progress between hooks, set
+        GLASSGRAD_DISTRIBUTED_PROGRESS=thread, NOTE [Progress thread] in glassgrad.distributed) and
+        note those that finished: the timeline's completion times."""
         for b in self.buckets[:self.next_bucket]:  # (a snapshot: the hooks may launch more)
             if b.work is not None and not self.timeline.is_done(b.index):
                 if b.work.is_completed():
                     self.timeline.bucket_done(b.index, time.perf_counter())
 
-    def _start_progress(self) -> None:
-        stop = threading.Event()
-        thread = threading.Thread(target=self._progress_loop, args=(stop,), daemon=True,
-                                  name="glassgrad-ddp-progress")
-        self.progress = (thread, stop)
-        thread.start()
-
-    def _progress_loop(self, stop) -> None:
-        while not stop.wait(_POLL_S):
-            self._poll()
-
-    def _stop_progress(self) -> None:
-        if self.progress is not None:
-            thread, stop = self.progress
-            stop.set()
-            thread.join()
-            self.progress = None
-
     def finalize(self) -> None:
         """Await every bucket, then write the averaged gradients back into ``.grad``."""
-        self._stop_progress()  # NOTE [Progress thread]
         used_anywhere = self.static_used  # static_graph: the first iteration's answer holds
         if self.find_unused or (self.static_graph and self.static_unused is None):
             used_anywhere = self._globally_used()

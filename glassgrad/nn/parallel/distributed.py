@@ -34,7 +34,8 @@ class DistributedDataParallel(Module):
     batch; after ``backward()`` every parameter's ``.grad`` is the average over ranks, so the
     optimizers step alike. Gradients are reduced in buckets of ``bucket_cap_mb`` MiB (the first
     bucket after the first iteration 1 MiB), each launched as soon as its last gradient is
-    accumulated (a thread drives MPI's progress meanwhile: NOTE [Progress thread]).
+    accumulated (MPI advances it at each later hook; GLASSGRAD_DISTRIBUTED_PROGRESS=thread also
+    between them, NOTE [Progress thread] in ``glassgrad.distributed``).
     ``no_sync()`` accumulates locally. ``find_unused_parameters=True`` searches each forward's
     graph and puts a sink after its outputs, so parameters the loss did not reach sit the
     iteration out (their ``.grad`` untouched where no rank used them). ``static_graph=True``
@@ -185,7 +186,6 @@ class DistributedDataParallel(Module):
         reducer = self.reducer
         if is_grad_enabled():
             if reducer.require_finalize:
-                reducer._stop_progress()
                 raise _ddp_diagnose.unfinished_reduction_error(reducer, _dist().get_rank())
             reducer.last_outputs = ()
             reducer.rebuild_buckets()
