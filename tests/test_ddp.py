@@ -302,3 +302,32 @@ def test_errors_are_torchs(ranks, torch_answers):
     assert facts["unused_error"].startswith(torch_head)
     assert facts["state_dict_keys"][0] == torch_answers["state_dict"][0] == "module.0.weight"
     assert facts["buffers"]["{'broadcast_buffers': False}"]["warned"] == torch_answers["warned"]
+
+
+def _launch(out, lib, port):
+    env = dict(os.environ, PYTHONPATH=ROOT, OPENBLAS_NUM_THREADS="1")
+    alias = ["-m", "glassgrad.alias"] if lib == "glassgrad" else []
+    done = subprocess.run([sys.executable, "-m", "glassgrad.distributed.run", "--nproc-per-node",
+                           "2", "--master-port", str(port), *alias,
+                           os.path.join(ROOT, "tests", "ddp_workflow.py"), str(out), lib],
+                          env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_the_same_script_on_torch_and_glassgrad(tmp_path):
+    """tests/ddp_workflow.py under the launcher with 2 ranks: real torch (gloo) and glassgrad
+    (the torch alias, MPI) give the same losses and parameters on each rank (float64)."""
+    if not HAVE_MPI or mpiexec() is None:
+        pytest.skip("mpi4py and an mpiexec are needed (pip install 'glassgrad[distributed]')")
+    port = 29000 + os.getpid() % 900
+    _launch(tmp_path, "torch", port)
+    _launch(tmp_path, "glassgrad", port + 1)
+    for rank in range(2):
+        theirs = json.load(open(tmp_path / f"torch{rank}.json"))
+        mine = json.load(open(tmp_path / f"glassgrad{rank}.json"))
+        assert len(mine["losses"]) == len(theirs["losses"]) == 12
+        np.testing.assert_allclose(mine["losses"], theirs["losses"], rtol=1e-12, atol=1e-14)
+        assert list(mine["params"]) == list(theirs["params"])
+        for name, value in theirs["params"].items():
+            np.testing.assert_allclose(mine["params"][name], value, rtol=1e-12, atol=1e-14,
+                                       err_msg=name)
