@@ -42,7 +42,48 @@ for epoch in range(2):
             nn.utils.clip_grad_norm_(ddp.parameters(), 0.5)
             opt.step()
             opt.zero_grad()
+result = {"losses": losses,
+          "params": {n: p.detach().numpy().tolist() for n, p in ddp.state_dict().items()}}
+
+
+class Heads(nn.Module):
+    """BatchNorm (buffers broadcast each forward), a head only rank 1 uses, one nobody uses."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(5, 6), nn.BatchNorm1d(6), nn.Tanh())
+        self.a, self.b, self.never = nn.Linear(6, 2), nn.Linear(6, 2), nn.Linear(6, 2)
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.a(h) + (self.b(h) if rank == 1 else 0.0)
+
+
+for tag, kwargs in (("find_unused", {"find_unused_parameters": True,
+                                     "gradient_as_bucket_view": True}),
+                    ("static", {"static_graph": True}), ("no_buffers", {
+                        "find_unused_parameters": True, "broadcast_buffers": False})):
+    model = Heads()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape)) * 0.5))
+    if tag == "static":
+        model.a.requires_grad_(True)
+        model.b.requires_grad_(False)  # static_graph: the same graph on every rank and step
+    net = nn.parallel.DistributedDataParallel(model, **kwargs)
+    opt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.05,
+                          momentum=0.9)
+    steps = []
+    for step in range(4):
+        x = torch.tensor(rng.standard_normal((6, 5))) * (rank + 1)
+        opt.zero_grad()
+        loss = net(x).pow(2).mean()
+        loss.backward()
+        steps.append(loss.item())
+        result[f"{tag}/grad_none/{step}"] = [n for n, p in net.named_parameters() if p.grad is None]
+        opt.step()
+    result[f"{tag}/losses"] = steps
+    result[f"{tag}/state"] = {n: t.detach().numpy().tolist() for n, t in net.state_dict().items()}
 with open(f"{out}/{lib}{rank}.json", "w") as f:
-    json.dump({"losses": losses,
-               "params": {n: p.detach().numpy().tolist() for n, p in ddp.state_dict().items()}}, f)
+    json.dump(result, f)
 dist.destroy_process_group()

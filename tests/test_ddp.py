@@ -331,3 +331,15 @@ def test_the_same_script_on_torch_and_glassgrad(tmp_path):
         for name, value in theirs["params"].items():
             np.testing.assert_allclose(mine["params"][name], value, rtol=1e-12, atol=1e-14,
                                        err_msg=name)
+        # find_unused_parameters (+ gradient_as_bucket_view), static_graph, broadcast_buffers
+        # off: a head only rank 1 uses, one nobody uses, BatchNorm buffers
+        assert set(mine) == set(theirs)
+        for tag in ("find_unused", "static", "no_buffers"):
+            np.testing.assert_allclose(mine[f"{tag}/losses"], theirs[f"{tag}/losses"],
+                                       rtol=1e-12, atol=1e-14, err_msg=tag)
+            for step in range(4):
+                key = f"{tag}/grad_none/{step}"
+                assert mine[key] == theirs[key], (rank, key)
+            for name, value in theirs[f"{tag}/state"].items():
+                np.testing.assert_allclose(mine[f"{tag}/state"][name], value, rtol=1e-12,
+                                           atol=1e-14, err_msg=f"{tag} {name}")
