@@ -84,6 +84,37 @@ for tag, kwargs in (("find_unused", {"find_unused_parameters": True,
         opt.step()
     result[f"{tag}/losses"] = steps
     result[f"{tag}/state"] = {n: t.detach().numpy().tolist() for n, t in net.state_dict().items()}
+
+
+def average_hook(state, bucket):
+    """torch's allreduce_hook, written out: all-reduce the buffer, then divide."""
+    state.append([bucket.index(), bucket.is_last(), len(bucket.gradients()),
+                  len(bucket.parameters()), bucket.buffer().numel()])
+    work = dist.all_reduce(bucket.buffer(), async_op=True)
+    return work.get_future().then(lambda fut: fut.value()[0].div_(dist.get_world_size()))
+
+
+calls = []
+model = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 2))
+with torch.no_grad():
+    for p in model.parameters():
+        p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape)) * 0.5))
+net = nn.parallel.DistributedDataParallel(model)
+net.register_comm_hook(calls, average_hook)
+try:
+    net.register_comm_hook(calls, average_hook)
+except RuntimeError as e:
+    result["hook_twice"] = str(e)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+hook_losses = []
+for step in range(3):
+    opt.zero_grad()
+    loss = net(torch.tensor(rng.standard_normal((4, 5))) * (rank + 1)).pow(2).mean()
+    loss.backward()
+    hook_losses.append(loss.item())
+    opt.step()
+result["hook/losses"], result["hook/calls"] = hook_losses, calls
+result["hook/state"] = {n: t.detach().numpy().tolist() for n, t in net.state_dict().items()}
 with open(f"{out}/{lib}{rank}.json", "w") as f:
     json.dump(result, f)
 dist.destroy_process_group()

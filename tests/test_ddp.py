@@ -334,6 +334,12 @@ def test_the_same_script_on_torch_and_glassgrad(tmp_path):
         # find_unused_parameters (+ gradient_as_bucket_view), static_graph, broadcast_buffers
         # off: a head only rank 1 uses, one nobody uses, BatchNorm buffers
         assert set(mine) == set(theirs)
+        # a comm hook (torch's allreduce_hook written out): the same calls and numbers
+        assert mine["hook/calls"] == theirs["hook/calls"]
+        assert mine["hook_twice"] == theirs["hook_twice"]
+        np.testing.assert_allclose(mine["hook/losses"], theirs["hook/losses"], rtol=1e-12)
+        for name, value in theirs["hook/state"].items():
+            np.testing.assert_allclose(mine["hook/state"][name], value, rtol=1e-12, atol=1e-14)
         for tag in ("find_unused", "static", "no_buffers"):
             np.testing.assert_allclose(mine[f"{tag}/losses"], theirs[f"{tag}/losses"],
                                        rtol=1e-12, atol=1e-14, err_msg=tag)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from ...autograd.grad_mode import no_grad
-from . import _ddp_buckets
+from . import _ddp_buckets, _ddp_comm_hook
 from ._ddp_timeline import IterationTimeline
 
 
@@ -23,6 +23,25 @@ def _dist():
     from ... import distributed
 
     return distributed
+
+
+class _HookedWork:
+    """A comm hook's Future seen as a Work (``wait``, ``is_completed``); ``result`` the tensor."""
+
+    __slots__ = ("future", "result")
+
+    def __init__(self, future) -> None:
+        if not hasattr(future, "wait"):
+            raise TypeError("DDP communication hook must return a torch.futures.Future, got "
+                            f"{type(future).__name__}")
+        self.future, self.result = future, None
+
+    def wait(self):
+        self.result = _ddp_comm_hook.result_tensor(self.future)
+        return True
+
+    def is_completed(self) -> bool:
+        return self.future.done()
 
 
 class Reducer:
@@ -56,6 +75,8 @@ class Reducer:
         self.static_used = None  # ... and whether any rank used each parameter
         self.last_outputs = ()  # the previous forward's output nodes, for the unused-param error
         self.timeline: IterationTimeline | None = None
+        self.comm_hook = None  # register_comm_hook: hook(state, GradBucket) -> Future
+        self.comm_state = None
         self.timelines: list = []  # the recent iterations (a few, for the glass box)
         self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i))
                         for i, p in enumerate(params)]
@@ -119,13 +140,17 @@ class Reducer:
         view = bucket.views[pos]
         param = self.params[index]
         grad = param.grad if has_grad else None
+        scale = 1.0 / self.world_size if self.comm_hook is None else 1.0  # a hook averages itself
         with no_grad():
             if grad is None:
                 view.zero_()
             elif bucket.holds(grad):
-                view.mul_(1.0 / self.world_size)
+                if scale != 1.0:
+                    view.mul_(scale)
             else:
-                view.copy_(grad).mul_(1.0 / self.world_size)
+                view.copy_(grad)
+                if scale != 1.0:
+                    view.mul_(scale)
                 if self.grad_as_view:
                     param.grad = view
         now = time.perf_counter()
@@ -135,7 +160,12 @@ class Reducer:
             self.timeline.bucket_ready(bucket.index, now, self.names[index])
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             launched = self.buckets[self.next_bucket]
-            launched.work = _dist().all_reduce(launched.flat, group=self.group, async_op=True)
+            if self.comm_hook is None:
+                launched.work = _dist().all_reduce(launched.flat, group=self.group, async_op=True)
+            else:
+                bucket_view = _ddp_comm_hook.GradBucket(
+                    launched, self.params, launched.index == len(self.buckets) - 1)
+                launched.work = _HookedWork(self.comm_hook(self.comm_state, bucket_view))
             self.timeline.bucket_launched(launched.index, time.perf_counter())
             self.next_bucket += 1
         if self.next_bucket == len(self.buckets):
@@ -159,6 +189,11 @@ class Reducer:
         for b in self.buckets:
             start = time.perf_counter()
             b.work.wait()
+            if isinstance(b.work, _HookedWork):
+                reduced = b.work.result
+                if reduced is not b.flat:
+                    with no_grad():
+                        b.flat.copy_(reduced.reshape(b.flat.shape))
             self.timeline.bucket_waited(b.index, start, time.perf_counter())
         with no_grad():
             for b in self.buckets:

@@ -212,6 +212,20 @@ class DistributedDataParallel(Module):
             self.require_forward_param_sync = False
         return output
 
+    def register_comm_hook(self, state, hook) -> None:
+        """Reduce each bucket with ``hook(state, bucket)`` instead of the built-in all-reduce
+        (``DDP.register_comm_hook``): ``bucket`` a :class:`GradBucket`, the result a Future of
+        the reduced flat buffer; gradients are not pre-divided (the hook averages). Raises
+        TypeError/ValueError for a bad hook and RuntimeError "register_comm_hook or
+        register_builtin_comm_hook can only be called once." as PyTorch."""
+        from . import _ddp_comm_hook
+
+        _ddp_comm_hook.check_comm_hook(hook)
+        if self.reducer.comm_hook is not None:
+            raise RuntimeError(
+                "register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self.reducer.comm_hook, self.reducer.comm_state = hook, state
+
     def will_sync_module_buffers(self) -> bool:
         """True when this forward broadcasts rank 0's buffers first (PyTorch's rule)."""
         return (self.require_forward_param_sync and self.forward_sync_buffers
