@@ -41,7 +41,8 @@ class DistributedDataParallel(Module):
     iteration out (their ``.grad`` untouched where no rank used them). ``static_graph=True``
     searches once and keeps the answer. ``state_dict()`` keys are ``module.<name>``. Not
     supported (NotImplementedError): ``mixed_precision``, ``device_mesh``, delayed all-reduce,
-    ``bucket_cap_mb_list``; comm hooks and ``join()`` are absent.
+    ``bucket_cap_mb_list``; ``join()`` and the built-in comm hooks are absent
+    (``register_comm_hook`` with a hook of your own works).
 
     Raises PyTorch's errors: ValueError "Default process group has not been initialized" (from
     ``glassgrad.distributed``), RuntimeError "DistributedDataParallel is not needed when a module
