@@ -4,13 +4,14 @@ ranks (tests/dist_jobs/collectives.py); its refusals are compared with torch's (
 import importlib.util
 import json
 import re
+import subprocess
 import sys
 
 import pytest
 
 import glassgrad
 import glassgrad.distributed as gdist
-from tests.dist_jobs.runner import run_job
+from tests.dist_jobs.runner import ROOT, env, run_job
 
 WORLD = 2
 
@@ -41,7 +42,9 @@ def _names():
         for op in (["SUM", "AVG", "MAX"] if dtype != "int64" else ["SUM", "MIN"]):
             names += [f"reduce_scatter_{op}_{dtype}", f"reduce_scatter_tensor_{op}_{dtype}"]
     names += ["gather_dst1", "scatter_src1", "all_to_all", "all_to_all_single", "send_recv",
-              "barrier", "new_group", "new_subgroups", "nn_functional_gradients", "objects", "object_refused", "destroyed"]
+              "barrier", "new_group", "new_subgroups", "nn_functional_gradients", "objects",
+              "distributed_sampler_splits_an_epoch",
+              "object_refused", "destroyed"]
     return names
 
 
@@ -179,26 +182,15 @@ def test_launch_helpers_are_torchs(monkeypatch):
 
 
 def test_torch_names_resolve_to_glassgrad_under_the_alias():
-    import glassgrad.alias as alias
-
-    was = alias.is_installed()
-    saved = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
-    for k in saved:
-        del sys.modules[k]
-    alias.install()
-    try:
-        import torch.distributed as dist_alias
-        from torch.distributed import ReduceOp as op_alias
-        from torch.utils.data.distributed import DistributedSampler as sampler_alias
-
-        assert dist_alias is gdist and op_alias is gdist.ReduceOp
-        assert sampler_alias is glassgrad.utils.data.DistributedSampler
-    finally:
-        if not was:
-            alias.uninstall()
-        for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
-            del sys.modules[k]
-        sys.modules.update(saved)
+    # in a fresh interpreter: the alias refuses to install once the real torch is imported
+    code = ("import glassgrad, glassgrad.alias; glassgrad.alias.install(); "
+            "import torch.distributed as d; from torch.distributed import ReduceOp; "
+            "from torch.utils.data.distributed import DistributedSampler as S; "
+            "print(d is glassgrad.distributed, ReduceOp is glassgrad.distributed.ReduceOp, "
+            "S is glassgrad.utils.data.DistributedSampler)")
+    out = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True,
+                         text=True, timeout=120, cwd=ROOT)
+    assert out.stdout.split() == ["True", "True", "True"], out.stderr[-2000:]
 
 
 def test_differentiable_collectives_have_torchs_signatures():

@@ -3,18 +3,33 @@ hanging; mismatched collectives are named (TORCH_DISTRIBUTED_DEBUG=DETAIL); the 
 torchrun's environment (compared with torchrun itself) and passes the exit code on."""
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
-from tests.dist_jobs.runner import HERE, ROOT, env, mpiexec, run_job
+from tests.dist_jobs.runner import HERE, ROOT, env, mpiexec, run_jobs
 
 
-def test_a_rank_that_leaves_early_is_caught_by_the_watchdog(tmp_path):
-    proc, seconds = run_job("failures.py", "exit_early", tmp_path, timeout=90)
+@pytest.fixture(scope="module")
+def jobs(tmp_path_factory):
+    """The four failures.py jobs, run at once (each writes into its own folder)."""
+    spec = {}
+    for mode in ("exit_early", "raise", "die", "survivable"):
+        out = tmp_path_factory.mktemp(mode)
+        extra = {}
+        if mode == "survivable":
+            extra = {"TORCH_DISTRIBUTED_DEBUG": "DETAIL",
+                     "GLASSGRAD_DISTRIBUTED_PROGRESS": "thread"}
+        spec[mode] = ("failures.py", (mode, out), extra)
+    done = run_jobs(spec)
+    return {mode: (*done[mode], spec[mode][1][1]) for mode in spec}
+
+
+def test_a_rank_that_leaves_early_is_caught_by_the_watchdog(jobs):
+    proc, seconds, _ = jobs["exit_early"]
     assert proc.returncode != 0
     err = proc.stderr
     assert "[Rank 0] Watchdog caught collective operation timeout: WorkMPI(SeqNum=2, " \
@@ -24,28 +39,27 @@ def test_a_rank_that_leaves_early_is_caught_by_the_watchdog(tmp_path):
     assert "init_process_group(timeout=" in err, err
     assert "The last operations rank 0 completed on this group: SeqNum=1 BARRIER" in err, err
     assert "rank 0 done" not in proc.stdout
-    assert seconds < 60, seconds  # 3 s timeout plus two interpreter starts on a busy machine
+    assert seconds < 100, seconds  # 3 s timeout, 8 interpreters starting at once on 2 cores
 
 
-def test_a_rank_that_raises_aborts_the_job(tmp_path):
-    proc, seconds = run_job("failures.py", "raise", tmp_path, timeout=90)
+def test_a_rank_that_raises_aborts_the_job(jobs):
+    proc, seconds, _ = jobs["raise"]
     assert proc.returncode != 0
     assert "ValueError: rank 1 fails on purpose" in proc.stderr
     assert "rank 1 raised ValueError (above); aborting the MPI job" in proc.stderr
     assert "rank 0 done" not in proc.stdout
-    assert seconds < 60, seconds
+    assert seconds < 100, seconds
 
 
-def test_a_rank_that_dies_ends_the_job(tmp_path):
-    proc, seconds = run_job("failures.py", "die", tmp_path, timeout=90)
+def test_a_rank_that_dies_ends_the_job(jobs):
+    proc, seconds, _ = jobs["die"]
     assert proc.returncode != 0
     assert "rank 0 done" not in proc.stdout
-    assert seconds < 60, seconds
+    assert seconds < 100, seconds
 
 
-def test_mismatch_and_monitored_barrier_are_named_on_every_rank(tmp_path):
-    proc, _ = run_job("failures.py", "survivable", tmp_path, timeout=90,
-                      TORCH_DISTRIBUTED_DEBUG="DETAIL", GLASSGRAD_DISTRIBUTED_PROGRESS="thread")
+def test_mismatch_and_monitored_barrier_are_named_on_every_rank(jobs):
+    proc, _, tmp_path = jobs["survivable"]
     assert proc.returncode == 0, proc.stderr[-3000:]
     for rank in (0, 1):
         shapes, ops, after, progressed, passed, late = json.loads(

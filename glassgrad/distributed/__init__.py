@@ -1,8 +1,8 @@
 """glassgrad.distributed: PyTorch's ``torch.distributed`` on MPI (mpi4py), re-exports only.
 
 Start the ranks with ``python -m glassgrad.distributed.run --nproc-per-node N script.py``
-(torchrun's flags) or ``mpiexec -n N python script.py``, then ``init_process_group("gloo")`` (or ``"mpi"``;
-NOTE [Backends on MPI]). Collectives work on the tensors' NumPy memory in place
+(torchrun's flags) or ``mpiexec -n N python script.py``, then ``init_process_group("gloo")``
+(or ``"mpi"``; NOTE [Backends on MPI]). Collectives work on the tensors' NumPy memory in place
 (NOTE [MPI buffers]); a rank blocked past the group's timeout aborts the job (NOTE [Watchdog]).
 Install with ``pip install 'glassgrad[distributed]'`` (mpi4py and the mpich wheel, whose
 ``mpiexec`` lands in the environment's bin folder). Importing this package does not start MPI.
@@ -50,6 +50,7 @@ from .process_group import (
     new_group,
 )
 from .reduce_op import ReduceOp, reduce_op
+from .store import FileStore, HashStore, PrefixStore, Store, TCPStore
 from .subgroups import (
     get_default_backend_for_device,
     is_gloo_available,

@@ -398,6 +398,25 @@ def _():
         assert dist.recv_object_list(box) == 0 and box == ["hello", 3], box
 
 
+@check("distributed_sampler_splits_an_epoch")
+def _():
+    from glassgrad.utils.data import DistributedSampler
+
+    for n, drop_last in ((23, False), (23, True), (24, False)):
+        sampler = DistributedSampler(range(n), shuffle=True, seed=4, drop_last=drop_last)
+        assert (sampler.rank, sampler.num_replicas) == (R, W)   # from the default group
+        for epoch in (0, 1):
+            sampler.set_epoch(epoch)
+            shares = [None] * W
+            dist.all_gather_object(shares, list(sampler))
+            assert len({len(s) for s in shares}) == 1
+            every = sorted(i for s in shares for i in s)
+            if drop_last:
+                assert len(set(every)) == len(every) == (n // W) * W
+            else:
+                assert set(every) == set(range(n)) and len(every) == -(-n // W) * W
+
+
 @check("object_refused")
 def _():
     got = [None] * W

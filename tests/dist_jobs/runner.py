@@ -32,6 +32,28 @@ def env(**extra) -> dict:
     return e
 
 
+def run_jobs(jobs: dict, timeout: float = 150) -> dict:
+    """Run several jobs at once: ``{name: (script, args, extra_env)}`` ->
+    ``{name: (CompletedProcess, seconds)}``; their waits (timeouts, sleeps) overlap."""
+    exe = mpiexec()
+    started = {}
+    for name, (script, args, extra) in jobs.items():
+        cmd = [exe, "-n", "2", sys.executable, os.path.join(HERE, script), *map(str, args)]
+        started[name] = (subprocess.Popen(cmd, env=env(**extra), stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True, cwd=ROOT),
+                         time.monotonic(), cmd)
+    done = {}
+    for name, (proc, start, cmd) in started.items():
+        try:
+            out, err = proc.communicate(timeout=max(1.0, start + timeout - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        done[name] = (subprocess.CompletedProcess(cmd, proc.returncode, out, err),
+                      time.monotonic() - start)
+    return done
+
+
 def run_job(script: str, *args, n: int = 2, timeout: float = 120, **extra):
     """``(CompletedProcess, seconds)`` of ``mpiexec -n n python dist_jobs/script args``."""
     cmd = [mpiexec(), "-n", str(n), sys.executable, os.path.join(HERE, script), *map(str, args)]
