@@ -140,6 +140,20 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
+def _ddp_row() -> dict:
+    """The DDP row (benchmarks/ddp.py), or why there is none."""
+    import importlib.util
+
+    from benchmarks import ddp
+
+    if importlib.util.find_spec("mpi4py") is None or ddp.mpiexec() is None:
+        print("DDP: skipped (needs mpi4py and mpiexec: pip install 'glassgrad[distributed]')")
+        return {"key": "ddp", "skipped": True}
+    row = ddp.row()
+    print(ddp.format_row(row), flush=True)
+    return {"key": "ddp", **{k: v for k, v in row.items()}}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=9, help="timed samples per library")
@@ -162,7 +176,9 @@ def main(argv=None) -> int:
         for key, w in WORKLOADS.items():
             print(f"{key:8s} {w.title}")
         return 0
-    keys = [k.strip() for k in args.only.split(",") if k.strip()] or list(WORKLOADS)
+    keys = [k.strip() for k in args.only.split(",") if k.strip()] or list(WORKLOADS) + ["ddp"]
+    with_ddp = "ddp" in keys  # issue 17: 2 MPI ranks against 1 (benchmarks/ddp.py)
+    keys = [k for k in keys if k != "ddp"]
     unknown = [k for k in keys if k not in WORKLOADS]
     if unknown:
         parser.error(f"unknown workload(s) {unknown}; choose from {list(WORKLOADS)}")
@@ -249,6 +265,8 @@ def main(argv=None) -> int:
             "memory": mem, "memory_ratio": mem_ratio, "memory_target": MEMORY_TARGETS.get(key),
             "losses": losses, "losses_match": match,
         })
+    if with_ddp:
+        results.append(_ddp_row())
     header["load_average_end"] = load_average()
     print(f"load average at the end {header['load_average_end']}. ratio: of the medians (the "
           "target's); mean: of the means, garbage-collection pauses included; iters: iterations "

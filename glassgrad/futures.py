@@ -30,6 +30,14 @@ class _BaseFuture:
 
     def wait(self):
         """Block until completed; the value, or the exception raised (``Future.wait``)."""
+        parent = getattr(self, "_parent", None)
+        if parent is not None and not self._done.is_set():
+            # NOTE: a then() future completes when its parent does; a parent that completes
+            # only when waited on (a distributed Work's future) is driven from here
+            try:
+                parent.wait()
+            except Exception:  # noqa: BLE001 - the callback hands it to this future
+                pass
         self._done.wait()
         if self._error is not None:
             raise self._error
@@ -77,6 +85,7 @@ class _BaseFuture:
         """A Future of ``callback(self)``, run when this one completes (``Future.then``); an
         exception in the callback completes it with torch's RuntimeError."""
         out = Future()
+        out._parent = self
 
         def run(fut):
             try:

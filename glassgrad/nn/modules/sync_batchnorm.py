@@ -1,10 +1,11 @@
 """``SyncBatchNorm`` (``torch.nn.SyncBatchNorm``): batch norm whose statistics span every process
-of a process group. glassgrad runs in one process (it has no ``distributed`` package yet), which
-is the case where PyTorch's SyncBatchNorm computes exactly ``BatchNorm``'s numbers."""
+of a process group. In one process (or with no process group initialised) it computes exactly
+``BatchNorm``'s numbers, as PyTorch's does; across ranks see ``_sync_batchnorm_stats``."""
 
 from __future__ import annotations
 
 from ...autograd.grad_mode import no_grad
+from . import _sync_batchnorm_stats
 from .normalization import _BatchNorm
 
 __all__ = ["SyncBatchNorm"]
@@ -31,6 +32,23 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
         if input.size(1) == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        world = 1
+        if self.training:
+            world = _sync_batchnorm_stats.world_size_to_sync(self.process_group)
+        if world == 1:
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked)
+        tracked = self.track_running_stats
+        return _sync_batchnorm_stats.sync_batch_norm(
+            input, self.weight, self.bias, self.running_mean if tracked else None,
+            self.running_var if tracked else None, self.eps, factor, self.process_group)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):

@@ -1,7 +1,10 @@
 """``glassgrad.nn.parallel`` (``torch.nn.parallel``): ``DataParallel`` runs its module as it is
-on the CPU, as torch does without GPUs. ``DistributedDataParallel`` comes with distributed
-training."""
+on the CPU, as torch does without GPUs; ``DistributedDataParallel`` runs one process per rank on
+``glassgrad.distributed`` (MPI)."""
 
 from .data_parallel import (  # noqa: F401
     DataParallel, data_parallel, gather, parallel_apply, replicate,
 )
+
+# issue 17, lane ddp
+from .distributed import DistributedDataParallel  # noqa: F401, E402
