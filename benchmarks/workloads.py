@@ -223,6 +223,6 @@ WORKLOADS = {
     "maml": Workload("7 MAML second-order meta step", maml_step, 2, rtol=1e-3),
     "gan": Workload("8 GAN step (digits, retain_graph)", gan_step, 2, rtol=1e-3),
     # issue 22: an epoch of 6 batches whose samples cost ~1 ms of NumPy each to make
-    "loader0": Workload("9a DataLoader epoch, num_workers=0", loader_0, 1, rtol=1e-3),
-    "loader2": Workload("9b DataLoader epoch, 2 workers", loader_2, 1, rtol=1e-3),
+    "loader0": Workload("14a DataLoader epoch, num_workers=0", loader_0, 1, rtol=1e-3),
+    "loader2": Workload("14b DataLoader epoch, 2 workers", loader_2, 1, rtol=1e-3),
 }
