@@ -65,3 +65,12 @@ from .subgroups import (
 )
 from .work import Work
 
+
+
+def __getattr__(name):
+    # GradBucket lives beside DDP's reducer; imported on first use so that importing
+    # glassgrad.distributed does not pull in nn.parallel (and nn) at glassgrad's import time
+    if name == "GradBucket":
+        from ..nn.parallel._ddp_comm_hook import GradBucket
+        return GradBucket
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
