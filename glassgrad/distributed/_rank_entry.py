@@ -65,9 +65,20 @@ def main(argv: list[str]) -> None:
     if mode == "no_python":
         os.execvp(program, [program, *args])
     python = spec.get("python") or sys.executable
+    # NOTE: through mpi4py's runner (it runs the program as python would): a rank whose program
+    # ends with a non-zero exit code (sys.exit(1)) aborts the job, as torchrun stops the others;
+    # a plain exit would wait in MPI_Finalize while the other ranks wait for it in a collective
+    # until the group's timeout (30 minutes by default). MPI starts only if the program uses it.
+    runner = [python, "-u", "-m", "mpi4py"] if _has_mpi4py() else [python, "-u"]
     if mode == "module":
-        os.execv(python, [python, "-u", "-m", program, *args])
-    os.execv(python, [python, "-u", program, *args])
+        os.execv(python, [*runner, "-m", program, *args])
+    os.execv(python, [*runner, program, *args])
+
+
+def _has_mpi4py() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mpi4py") is not None
 
 
 if __name__ == "__main__":

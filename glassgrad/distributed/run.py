@@ -175,7 +175,17 @@ def build_command(args: argparse.Namespace) -> tuple[list[str], dict]:
 
 def run(args: argparse.Namespace) -> int:
     cmd, env = build_command(args)
-    code = subprocess.call(cmd, env=env)
+    proc = subprocess.Popen(cmd, env=env)
+    # NOTE: as torchrun, a SIGTERM/SIGHUP to the launcher stops the ranks (mpiexec forwards it):
+    # Python's default would end the launcher alone and leave mpiexec and the ranks running
+    import signal
+
+    def forward(signum, frame):
+        proc.send_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    code = proc.wait()
     if code != 0:
         sys.stderr.write(f"glassgrad.distributed.run: {args.training_script} FAILED: mpiexec "
                          f"exited with code {code} (the rank's traceback is above)\n")
