@@ -1,7 +1,8 @@
 """Per-rank entry of the launcher (NOTE [Launcher]): runs as a plain script, before glassgrad is
 imported, in each process mpiexec starts. It turns MPI's rank variables into torchrun's
 (RANK, LOCAL_RANK, GROUP_RANK, ROLE_RANK), applies the launcher's output options, then replaces
-itself with the training program, so the program starts exactly as under torchrun.
+itself with the training program (run by ``python -m mpi4py``, which runs it as ``python`` would
+and aborts the job when it exits with a non-zero code), so the program starts as under torchrun.
 
 argv: ``_rank_entry.py SPEC_JSON PROGRAM ARGS...`` where SPEC_JSON holds nproc_per_node, mode
 ("python", "module", "no_python", "run_path"), log_dir, redirects and local_ranks_filter.
