@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -119,6 +120,67 @@ def test_the_launcher_sets_torchruns_environment(tmp_path):
         assert mine == want, (rank, mine, want)
     assert ours[0]["TORCHELASTIC_RUN_ID"] == ours[1]["TORCHELASTIC_RUN_ID"]
 
+
+
+def test_a_rank_that_exits_with_an_error_code_ends_the_launched_job():
+    # torchrun stops the other ranks when one exits non-zero; the launcher's ranks used to wait
+    # in MPI_Finalize / the all_reduce until the default 30-minute timeout
+    mpiexec()
+    torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
+    if not os.access(torchrun, os.X_OK):
+        pytest.skip("torchrun is not installed beside this Python")
+    script = os.path.join(HERE, "exit_code.py")
+    runs = {}
+    for who, cmd in (("torch", [torchrun, "--nproc-per-node", "2", script]),
+                     ("glassgrad", [sys.executable, "-m", "glassgrad.distributed.run",
+                                    "--nproc-per-node", "2", "-m", "glassgrad.alias", script])):
+        start = time.monotonic()
+        proc = _bounded(cmd, 110)
+        runs[who] = (proc.returncode != 0, "completed an all_reduce" in proc.stdout,
+                     time.monotonic() - start < 90)
+    assert runs["glassgrad"] == runs["torch"] == (True, False, True), runs
+
+
+def _bounded(cmd, seconds):
+    # in a session of its own: on a timeout the launcher, mpiexec and the ranks all go
+    proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, err = proc.communicate()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def test_a_sigterm_to_the_launcher_stops_its_ranks(tmp_path):
+    # as torchrun: the launcher used to die alone and leave mpiexec and the ranks running
+    mpiexec()
+    script = tmp_path / "sleeper.py"
+    script.write_text("import os, sys, time\n"
+                      f"open(os.path.join({str(tmp_path)!r}, 'pid' + os.environ['RANK']), 'w')"
+                      ".write(str(os.getpid()))\ntime.sleep(100)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "glassgrad.distributed.run",
+                             "--nproc-per-node", "2", str(script)], env=env(), cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"pid{r}").exists() for r in (0, 1)):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.2)
+        pids = [int((tmp_path / f"pid{r}").read_text()) for r in (0, 1)]
+        proc.terminate()   # SIGTERM to the launcher only
+        assert proc.wait(timeout=30) != 0
+        deadline = time.monotonic() + 20
+        while any(os.path.exists(f"/proc/{pid}") for pid in pids):
+            assert time.monotonic() < deadline, "a rank outlived its launcher"
+            time.sleep(0.2)
+    finally:
+        try:
+            os.killpg(proc.pid, 9)
+        except ProcessLookupError:
+            pass
 
 
 def test_the_launcher_lays_out_several_machines(tmp_path):

@@ -158,6 +158,47 @@ def test_file_system_strategy():
     assert left == []  # every name unlinked once its segment is gone
 
 
+def _killed_receiver(q, out):
+    t = q.get()
+    out.put(float(t.sum()))
+    out.close()
+    out.join_thread()
+    os.kill(os.getpid(), 9)  # never exits normally: its exit functions do not run
+
+
+@needs_fork
+def test_a_killed_receiver_leaves_no_file_system_names():
+    # torch's shm manager removes what a killed process held; glassgrad's receiver unlinks the
+    # name it was sent as soon as it opened the file (it used to rename it to a name of its own,
+    # which stayed in /dev/shm after a SIGKILL)
+    def names():
+        return {n for n in os.listdir("/dev/shm") if n.startswith(("torch_", "glassgrad_"))}
+
+    def run(lib, mp):
+        mp.set_sharing_strategy("file_system")
+        try:
+            before = names()
+            ctx = mp.get_context("fork")
+            q, out = ctx.Queue(), ctx.Queue()
+            p = ctx.Process(target=_killed_receiver, args=(q, out))
+            p.start()
+            x = lib.full((1000,), 2.0)
+            q.put(x)
+            got = out.get(timeout=60)
+            p.join(60)
+            del x
+            import gc
+
+            gc.collect()
+            # (names carry their creator's pid: the parent's own segment may live on in torch)
+            return got, p.exitcode, sorted(n for n in names() - before if f"_{p.pid}_" in n)
+        finally:
+            mp.set_sharing_strategy("file_descriptor")
+
+    theirs, ours = _both(run)
+    assert ours == theirs == (2000.0, -9, [])
+
+
 def test_share_memory_of_a_view_moves_its_base():
     def probe(lib, mp):
         base = lib.arange(6.0)

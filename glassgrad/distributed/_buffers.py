@@ -115,7 +115,9 @@ class Staged:
         if self.post is not None:
             self.post(self.buf)
         if self.copy_back:
-            self.arr[...] = self.buf.astype(self.arr.dtype, copy=False)
+            # NOTE: a half sum past the type's range is inf, as torch's, without NumPy's warning
+            with np.errstate(over="ignore"):
+                self.arr[...] = self.buf.astype(self.arr.dtype, copy=False)
 
 
 _INFO: dict = {}  # np.dtype -> (kind, staging dtype or None, MPI datatype name or None)

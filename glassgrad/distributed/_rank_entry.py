@@ -1,7 +1,8 @@
 """Per-rank entry of the launcher (NOTE [Launcher]): runs as a plain script, before glassgrad is
 imported, in each process mpiexec starts. It turns MPI's rank variables into torchrun's
 (RANK, LOCAL_RANK, GROUP_RANK, ROLE_RANK), applies the launcher's output options, then replaces
-itself with the training program, so the program starts exactly as under torchrun.
+itself with the training program (run by ``python -m mpi4py``, which runs it as ``python`` would
+and aborts the job when it exits with a non-zero code), so the program starts as under torchrun.
 
 argv: ``_rank_entry.py SPEC_JSON PROGRAM ARGS...`` where SPEC_JSON holds nproc_per_node, mode
 ("python", "module", "no_python", "run_path"), log_dir, redirects and local_ranks_filter.
@@ -65,9 +66,20 @@ def main(argv: list[str]) -> None:
     if mode == "no_python":
         os.execvp(program, [program, *args])
     python = spec.get("python") or sys.executable
+    # NOTE: through mpi4py's runner (it runs the program as python would): a rank whose program
+    # ends with a non-zero exit code (sys.exit(1)) aborts the job, as torchrun stops the others;
+    # a plain exit would wait in MPI_Finalize while the other ranks wait for it in a collective
+    # until the group's timeout (30 minutes by default). MPI starts only if the program uses it.
+    runner = [python, "-u", "-m", "mpi4py"] if _has_mpi4py() else [python, "-u"]
     if mode == "module":
-        os.execv(python, [python, "-u", "-m", program, *args])
-    os.execv(python, [python, "-u", program, *args])
+        os.execv(python, [*runner, "-m", program, *args])
+    os.execv(python, [*runner, program, *args])
+
+
+def _has_mpi4py() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("mpi4py") is not None
 
 
 if __name__ == "__main__":

@@ -62,7 +62,16 @@ def reduction_plan(arr: np.ndarray, op, what: str, pg):
     staged = Staged(arr, compute_dtype(arr.dtype))
     if average:
         size = pg.size()
-        staged.post = lambda buf: np.divide(buf, size, out=buf)
+        if staged.buf.dtype != arr.dtype:
+            # NOTE: the sum rounded to the half type first, as torch's backends hold it: a sum
+            # past float16's range averages to inf there, not to the float32 quotient
+            def average_sum(buf, size=size, half=arr.dtype):
+                with np.errstate(over="ignore"):
+                    np.divide(buf.astype(half).astype(buf.dtype), size, out=buf)
+
+            staged.post = average_sum
+        else:
+            staged.post = lambda buf: np.divide(buf, size, out=buf)
     return staged, mop, mpi_datatype(staged.buf.dtype, what)
 
 

@@ -41,6 +41,27 @@ def _check_list(tensors, n: int, ref: np.ndarray, what: str, name: str, list_kin
     return arrays
 
 
+def _same_dtypes(*tensors) -> None:
+    """torch's ValueError for tensors of different dtypes, raised before any rank communicates.
+
+    As torch's check: a complex tensor counts as its real element type, lists are flattened,
+    None and non-tensors are left to the later checks."""
+    from .. import complex64, complex128, float32, float64
+
+    last = None
+    for item in tensors:
+        for t in item if isinstance(item, (list, tuple)) else (item,):
+            dtype = getattr(t, "dtype", None)
+            if dtype is None:
+                continue
+            kind = {complex64: float32, complex128: float64}.get(dtype, dtype)
+            if last is None:
+                last = kind
+            elif kind != last:
+                raise ValueError(f"Invalid usage of tensors with different dtypesFound {last} "
+                                 f"and  {dtype}")
+
+
 def _scatter_into(outputs: list[np.ndarray], buf: np.ndarray):
     def finish():
         for i, out in enumerate(outputs):
@@ -52,6 +73,7 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     """Fill ``tensor_list[i]`` with rank i's ``tensor`` on every rank
     (``torch.distributed.all_gather``). The list has one tensor per rank, each of ``tensor``'s
     shape and dtype (else torch's RuntimeError); any dtype."""
+    _same_dtypes(tensor_list, tensor)
     pg = _resolve(group)
     if not_member(pg, "all_gather"):
         return None
@@ -111,6 +133,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     """Reduce ``input_list[i]`` across the ranks into ``output`` on rank i
     (``torch.distributed.reduce_scatter``). ``input_list`` has one tensor per rank, each of
     ``output``'s shape and dtype."""
+    _same_dtypes(output, input_list)
     pg = _resolve(group)
     if not_member(pg, "reduce_scatter"):
         return None
@@ -148,6 +171,7 @@ def gather(tensor, gather_list=None, dst: int | None = None, group=None, async_o
            group_dst: int | None = None):
     """Collect every rank's ``tensor`` into ``gather_list`` on rank ``dst``
     (``torch.distributed.gather``); other ranks pass no list."""
+    _same_dtypes(tensor, gather_list)
     pg = _resolve(group)
     if not_member(pg, "gather"):
         return None
@@ -178,6 +202,7 @@ def scatter(tensor, scatter_list=None, src: int | None = None, group=None,
             async_op: bool = False, group_src: int | None = None):
     """Write ``scatter_list[i]`` of rank ``src`` into ``tensor`` on rank i
     (``torch.distributed.scatter``); other ranks pass no list."""
+    _same_dtypes(tensor, scatter_list)
     pg = _resolve(group)
     if not_member(pg, "scatter"):
         return None
@@ -220,6 +245,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool
     """Send ``input_tensor_list[j]`` to rank j and receive rank j's into
     ``output_tensor_list[j]`` (``torch.distributed.all_to_all``); sizes may differ per peer but
     the dtype is one, and each output must match what its peer sends."""
+    _same_dtypes(output_tensor_list, input_tensor_list)
     pg = _resolve(group)
     if not_member(pg, "all_to_all"):
         return None
@@ -254,6 +280,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     """Split ``input`` along dim 0 (evenly, or by ``input_split_sizes``), send piece j to rank
     j, and concatenate the received pieces into ``output`` along dim 0
     (``torch.distributed.all_to_all_single``)."""
+    _same_dtypes(output, input)
     pg = _resolve(group)
     if not_member(pg, "all_to_all_single"):
         return None

@@ -65,6 +65,12 @@ def _refuse(sizes, ranks, error, what: str) -> None:
                        "writes can be sent (NOTE [Objects between ranks])")
 
 
+def _check_slots(object_list, n: int, what: str, name: str) -> None:
+    if len(object_list) < n:
+        raise IndexError(f"list assignment index out of range: {what}: {name} has "
+                         f"{len(object_list)} slots; it needs one per rank of the group ({n})")
+
+
 def _displs(sizes) -> list[int]:
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
 
@@ -84,9 +90,6 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
     pg = _resolve(group)
     if not_member(pg, "all_gather_object"):
         return
-    if len(object_list) < pg.size():
-        raise ValueError(f"all_gather_object: object_list has {len(object_list)} slots; it needs "
-                         f"one per rank of the group ({pg.size()})")
     payload, error = _encode(obj)
     sizes = _gather_sizes(pg, payload)
     _refuse(sizes, pg._ranks, error, "all_gather_object")
@@ -94,6 +97,9 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
     MPI = mpi()
     _wait(pg, "ALLGATHER", pg._comm.Iallgatherv(
         [payload, MPI.BYTE], [recv, (sizes.tolist(), _displs(sizes)), MPI.BYTE]))
+    # NOTE: checked after the exchange, as torch fails (IndexError) only when it fills the list:
+    # a rank that refused before communicating would leave the others waiting in the collective
+    _check_slots(object_list, pg.size(), "all_gather_object", "object_list")
     starts = _displs(sizes)
     for i in range(pg.size()):
         object_list[i] = _decode(recv[starts[i]:starts[i] + sizes[i]], pg._ranks[i],
@@ -136,12 +142,11 @@ def gather_object(obj, object_gather_list=None, dst: int | None = None, group=No
         return
     root = group_root(pg, dst, group_dst, "gather_object", "dst")
     mine = pg.rank() == root
-    if mine and (object_gather_list is None or len(object_gather_list) < pg.size()):
-        raise ValueError("Argument ``object_gather_list`` must be specified on destination rank "
-                         f"with one slot per rank ({pg.size()})")
-    if not mine and object_gather_list is not None:
-        raise ValueError("Argument ``object_gather_list`` must NOT be specified on "
-                         "non-destination ranks.")
+    if mine and not object_gather_list:
+        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+    if not mine and object_gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
+                         "ranks.")
     payload, error = _encode(obj)
     sizes = _gather_sizes(pg, payload)
     _refuse(sizes, pg._ranks, error, "gather_object")
@@ -150,6 +155,7 @@ def gather_object(obj, object_gather_list=None, dst: int | None = None, group=No
     rbuf = [recv, (sizes.tolist(), _displs(sizes)), MPI.BYTE] if mine else None
     _wait(pg, "GATHER", pg._comm.Igatherv([payload, MPI.BYTE], rbuf, root))
     if mine:
+        _check_slots(object_gather_list, pg.size(), "gather_object", "object_gather_list")
         starts = _displs(sizes)
         for i in range(pg.size()):
             object_gather_list[i] = _decode(recv[starts[i]:starts[i] + sizes[i]], pg._ranks[i],

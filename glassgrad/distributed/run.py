@@ -8,6 +8,9 @@
 # OMP_NUM_THREADS=1 when unset and more than one rank runs per node (with torchrun's notice).
 # The per-rank part is ``_rank_entry.py``, which then execs ``python -u script.py args`` (or
 # ``-m module``, ``--no-python``, ``--run-path``) as torchrun does.
+# A rank that exits with a non-zero code, or a SIGTERM to the launcher, ends every rank, as
+# torchrun stops its workers (a plain ``mpiexec python script.py`` job lacks the first: use
+# ``mpiexec -n N python -m mpi4py script.py`` there).
 # Several machines: unlike torchrun (started once per node) the launcher is started ONCE, on
 # one machine, with ``--nnodes M --hostfile FILE`` (an MPI host file, one host per line,
 # optionally ``host:slots``); mpiexec starts ``--nproc-per-node`` ranks on each of the first M
@@ -175,7 +178,17 @@ def build_command(args: argparse.Namespace) -> tuple[list[str], dict]:
 
 def run(args: argparse.Namespace) -> int:
     cmd, env = build_command(args)
-    code = subprocess.call(cmd, env=env)
+    proc = subprocess.Popen(cmd, env=env)
+    # NOTE: as torchrun, a SIGTERM/SIGHUP to the launcher stops the ranks (mpiexec forwards it):
+    # Python's default would end the launcher alone and leave mpiexec and the ranks running
+    import signal
+
+    def forward(signum, frame):
+        proc.send_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    code = proc.wait()
     if code != 0:
         sys.stderr.write(f"glassgrad.distributed.run: {args.training_script} FAILED: mpiexec "
                          f"exited with code {code} (the rank's traceback is above)\n")

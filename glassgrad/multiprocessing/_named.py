@@ -1,12 +1,13 @@
 """``file_system`` sharing: segments that are files in /dev/shm, sent by name (NOTE [Shared
 segments] in _segment.py).
 
-Each segment owns one name, unlinked by the process that owns it when the segment is collected
-or the process exits. Sending links a fresh transit name to the same file; the receiver renames
-it to a name of its own (so each name has exactly one owner), and the sender unlinks at exit any
-transit name nobody took (a receiver must take it while the sender lives, as with descriptors).
-Only a process killed with names in flight leaves files behind, as torch's ``file_system``
-strategy can. multiprocessing's resource_tracker is not used: a finalizer
+Each segment made here owns one name, unlinked by the process that owns it when the segment is
+collected or the process exits. Sending links a fresh transit name to the same file; the receiver
+opens it and unlinks it at once, keeping the file by its descriptor (a segment it sends on travels
+by descriptor), and the sender unlinks at exit any transit name nobody took (a receiver must take
+it while the sender lives, as with descriptors). So a receiver that is killed leaves nothing in
+/dev/shm (torch's shm manager cleans up after it too); only a process killed while it owns names
+or has names in flight leaves files behind, as torch's ``file_system`` strategy can. multiprocessing's resource_tracker is not used: a finalizer
 calling it during garbage collection re-enters it, and a process forked while another thread held
 its lock would deadlock in it.
 """
@@ -86,16 +87,12 @@ def send_name(seg) -> str | None:
 
 
 def adopt(name: str, nbytes: int):
-    """The segment of a received transit name, renamed to a name this process now owns."""
+    """The segment of a received transit name, which is unlinked once the file is open."""
     from ._segment import _open_segment
 
-    own = _fresh_name()
-    os.rename(_DIR + name, _DIR + own)
-    fd = os.open(_DIR + own, os.O_RDWR)
-    seg = _open_segment(fd, nbytes)
-    if seg.name is None:
-        _own(seg, own)
-    else:  # a file already mapped here, under the name this process owns
-        os.unlink(_DIR + own)
-    return seg
+    fd = os.open(_DIR + name, os.O_RDWR)
+    # NOTE: not renamed to a name of this process: a receiver killed before it exits normally
+    # (a DataLoader worker, a Hogwild trainer) would leave that name in /dev/shm for good
+    os.unlink(_DIR + name)
+    return _open_segment(fd, nbytes)
 

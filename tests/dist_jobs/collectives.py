@@ -20,7 +20,7 @@ import glassgrad.distributed as dist
 NP = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32,
       "float64": np.float64, "int32": np.int32, "int64": np.int64, "int8": np.int8,
       "uint8": np.uint8, "bool": np.bool_, "complex64": np.complex64}
-results, errors = {}, {}
+results, errors, values = {}, {}, {}
 
 
 def data(rank, shape, dtype, salt=0):
@@ -430,6 +430,35 @@ def _():
         raise AssertionError("an object glassgrad.save refuses was sent")
 
 
+@check("object_list_short_on_one_rank")
+def _():
+    # torch fills the list after the exchange, so only the short list's rank fails (IndexError)
+    # and the other one completes instead of waiting for it
+    got = [None] * (W - 1 if R == 1 else W)
+    try:
+        dist.all_gather_object(got, R)
+    except IndexError:
+        assert R == 1
+    else:
+        assert R != 1 and got == ALL, got
+    gl = [None] * (W - 1) if R == 0 else None
+    try:
+        dist.gather_object(R, gl, dst=0)
+    except IndexError:
+        assert R == 0
+    else:
+        assert R != 0
+    dist.barrier()
+
+
+# half AVG as torch's backends hold it (the sum rounded to the half type, then divided): the
+# pytest side compares with torch's arithmetic
+for dtype in ("float16", "bfloat16"):
+    t = torch.tensor([60000.0 + 16 * R, 1.5 + R, -0.3, 3e38 if dtype == "bfloat16" else 7.0],
+                     dtype=getattr(torch, dtype))
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    values[f"avg_{dtype}"] = [float(v) for v in t.tolist()]
+
 # refusals: the pytest side compares them with torch's
 refused("complex_max", lambda: dist.all_reduce(torch.ones(2, dtype=torch.complex64),
                                                op=dist.ReduceOp.MAX))
@@ -451,9 +480,22 @@ refused("reduce_scatter_list",
         lambda: dist.reduce_scatter(torch.ones(2), [torch.ones(2)] * (W + 1)))
 refused("bad_root", lambda: dist.broadcast(torch.ones(2), src=W))
 refused("big_group", lambda: dist.new_group(list(range(W + 1))))
+refused("all_gather_dtypes", lambda: dist.all_gather([torch.ones(2, dtype=torch.float64)
+                                                    for _ in ALL], torch.ones(2)))
+refused("gather_dtypes", lambda: dist.gather(torch.ones(2), [torch.ones(2, dtype=torch.int64)
+                                                             for _ in ALL], dst=R))
+refused("scatter_dtypes", lambda: dist.scatter(torch.ones(2, dtype=torch.int32),
+                                               [torch.ones(2) for _ in ALL], src=R))
+refused("reduce_scatter_dtypes", lambda: dist.reduce_scatter(
+    torch.ones(2), [torch.ones(2, dtype=torch.float16) for _ in ALL]))
+refused("all_to_all_dtypes", lambda: dist.all_to_all(
+    [torch.ones(2) for _ in ALL], [torch.ones(2, dtype=torch.float64) for _ in ALL]))
+refused("all_to_all_single_dtypes", lambda: dist.all_to_all_single(
+    torch.ones(2 * W, dtype=torch.bfloat16), torch.ones(2 * W)))
+refused("object_list_short", lambda: dist.all_gather_object([None] * (W - 1), R))
 dist.barrier()
 assert dist.get_backend() == "gloo"
 dist.destroy_process_group()
 results["destroyed"] = "ok" if not dist.is_initialized() else "still initialized"
 with open(f"{sys.argv[1]}/rank{R}.json", "w") as f:
-    json.dump({"results": results, "errors": errors, "world": W}, f)
+    json.dump({"results": results, "errors": errors, "values": values, "world": W}, f)
