@@ -314,9 +314,55 @@ class SparseCOOTensor(Tensor):
                                    "that requires grad")
             self._sink.grad = value
             return
-        self._values_t.grad = None if value is None else value._values_t
+        self._values_t.grad = None if value is None else self._on_pattern(value)
         if self._sink is not None:
             self._sink.grad = None
+
+    def _on_pattern(self, value: SparseCOOTensor) -> Tensor:
+        """A sparse gradient ``value`` as a gradient of the values: read at this tensor's
+        entries (``.grad`` reads it back on the pattern, so a zeroed or reordered gradient is
+        kept); RuntimeError for an entry outside the pattern, which the values cannot hold."""
+        if tuple(value.shape) != tuple(self.shape):
+            raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} "
+                               f"!= {list(self.shape)}")
+        if value._indices_t._array.shape == self._indices_t._array.shape and np.array_equal(
+                value._indices_t._array, self._indices_t._array) and self._coalesced:
+            return value._values_t
+        from ._construct import to_dense
+
+        dense = to_dense(value.detach())._array
+        where = tuple(self._indices_t._array)
+        mask = np.ones(dense.shape[: len(where)], bool)
+        mask[where] = False
+        if np.any(dense[mask]):
+            raise NotImplementedError(
+                "glassgrad: a sparse .grad with entries outside the sparse leaf's own pattern is "
+                "not implemented (the gradient lives in the leaf's values).")
+        return Tensor._make(np.ascontiguousarray(dense[where]).astype(
+            self._values_t._array.dtype, copy=False))
+
+    # NOTE: optimizers and zero_grad read and reset ``p._grad``; for a sparse leaf that is the
+    # ``grad`` above (the Tensor slot would stay None, so updates and resets would skip it)
+    @property
+    def _grad(self):
+        return self.grad if hasattr(self, "_values_t") else None
+
+    @_grad.setter
+    def _grad(self, value) -> None:
+        if hasattr(self, "_values_t"):  # not while Tensor._make initialises the slots
+            self.grad = value
+
+    def zero_(self) -> SparseCOOTensor:
+        """No entries left (``torch.Tensor.zero_`` on a sparse tensor: nnz becomes 0), in
+        place; torch's RuntimeError on a leaf that requires grad."""
+        if self.requires_grad and self.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        values = self._values_t._array
+        self._indices_t = Tensor._make(np.zeros((self.sparse_dim(), 0), np.int64))
+        self._values_t = Tensor._make(np.zeros((0, *values.shape[1:]), values.dtype))
+        self._coalesced = True
+        return self
 
     def detach(self) -> SparseCOOTensor:
         return self._with_values(self._values_t.detach())
