@@ -163,6 +163,43 @@ def test_leaf_sparse_gradient_is_sparse_like_torch():
     np.testing.assert_allclose(to_np(a.to_dense()), to_np(b.to_dense()), rtol=1e-12)
 
 
+# review2: a sparse leaf took torch.mm's dense gradient only when it was mm's operand itself;
+# through dense + sparse, or after * / - + transpose coalesce, its .grad was masked to its
+# pattern (entries off it missing) where torch's is the whole dense gradient
+LEAF_GRADS = {
+    "dense+leaf": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64) + sp,
+    "torch.add-alpha": lambda lib, sp, w: lib.add(lib.ones(3, 3, dtype=lib.float64), sp, alpha=2),
+    "dense.add": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64).add(sp),
+    "dense.sub-alpha": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64).sub(sp, alpha=3),
+    "dense-leaf": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64) - sp,
+    "dense+leaf*2": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64) + sp * 2,
+    "mm(leaf*2)": lambda lib, sp, w: lib.mm(sp * 2, w),
+    "mm(leaf/4)": lambda lib, sp, w: lib.mm(sp / 4, w),
+    "mm(-leaf)": lambda lib, sp, w: lib.mm(-sp, w),
+    "mm(leaf.t())": lambda lib, sp, w: lib.mm(sp.t(), w),
+    "mm(leaf.transpose)": lambda lib, sp, w: lib.mm(sp.transpose(0, 1), w),
+    "mm(leaf.coalesce())": lambda lib, sp, w: lib.mm(sp.coalesce(), w),
+    "mm(leaf+leaf)": lambda lib, sp, w: lib.mm(sp + sp, w),
+    "mm(leaf-constant)": lambda lib, sp, w: lib.mm(sp - sp.detach() * 3, w),
+    "matmul(leaf*2)": lambda lib, sp, w: (sp * 2) @ w,
+    "sparse.mm(leaf*2)": lambda lib, sp, w: lib.sparse.mm(sp * 2, w),
+    "mm+sparse.mm": lambda lib, sp, w: lib.mm(sp, w) + lib.sparse.mm(sp * 2, w),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEAF_GRADS))
+def test_sparse_leaf_gradient_layout_through_ops_matches_torch(case):
+    def run(lib):
+        sp = lib.sparse_coo_tensor(IDX, lib.tensor(VALS), (3, 3), requires_grad=True)
+        w = lib.tensor(np.arange(6.0).reshape(3, 2))
+        (LEAF_GRADS[case](lib, sp, w) ** 2).sum().backward()
+        return sp.grad
+
+    a, b = _both(run)
+    assert a.layout == getattr(glassgrad, str(b.layout).split(".")[-1])
+    np.testing.assert_allclose(to_np(a.to_dense()), to_np(b.to_dense()), rtol=1e-12)
+
+
 OPS = {
     "dense+sparse": lambda lib, sp: lib.eye(3, dtype=lib.float64) + sp,
     "dense-float32+sparse-int64": lambda lib, sp: lib.eye(3) + sp.long(),

@@ -203,13 +203,28 @@ class SparseCOOTensor(Tensor):
 
     def _dense_grad_sink(self) -> Tensor | None:
         """The dense stand-in that collects this leaf's full gradient from torch.mm-like
-        products (NOTE [Sparse gradient layouts] in _ops.py); None when not a leaf needing grad."""
-        if not (self._leaf and self._values_t._requires_grad):
+        products (NOTE [Sparse gradient layouts] in _ops.py); for a tensor derived from such
+        leaves by linear ops, its dense shadow (``_derive_sink``); else None."""
+        if not self._leaf:
+            return self._sink
+        if not self._values_t._requires_grad:
             return None
         if self._sink is None:
             zeros = np.broadcast_to(np.zeros((), self._values_t._array.dtype), self._array.shape)
             self._sink = Tensor._make(zeros).requires_grad_()
         return self._sink
+
+    def _derive_sink(self, out: SparseCOOTensor, fn) -> SparseCOOTensor:
+        """``out`` (made from self by a linear op) with the dense shadow ``fn(self's)``, so a
+        dense gradient that torch.mm or dense + sparse hands ``out`` reaches self's leaves
+        whole, as torch's passes through mul/div/neg/add/transpose/coalesce (NOTE [Sparse
+        gradient layouts]). Callers skip it when the op has another input requiring grad."""
+        sink = self._dense_grad_sink()
+        if sink is not None:
+            shadow = fn(sink)
+            if shadow._requires_grad:  # not under no_grad
+                out._sink = shadow
+        return out
 
     def _with_values(self, values: Tensor, coalesced: bool | None = None) -> SparseCOOTensor:
         return SparseCOOTensor._build(
@@ -264,7 +279,7 @@ class SparseCOOTensor(Tensor):
             return self
         from ._construct import coalesced
 
-        return coalesced(self)
+        return self._derive_sink(coalesced(self), lambda sink: sink)
 
     # --- autograd state lives in the values --------------------------------------------------
     @property
@@ -450,9 +465,9 @@ class SparseCOOTensor(Tensor):
                 f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
                 f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions")
         shape = self._array.shape
-        return SparseCOOTensor._build(
+        return self._derive_sink(SparseCOOTensor._build(
             np.ascontiguousarray(self._indices_t._array[::-1]), self._values_t,
-            (shape[1], shape[0]), False)
+            (shape[1], shape[0]), False), lambda sink: sink.t())
 
 
 def _rebuild(indices, values, shape, coalesced) -> SparseCOOTensor:

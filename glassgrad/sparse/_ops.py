@@ -95,7 +95,13 @@ def _add(self: SparseCOOTensor, other) -> SparseCOOTensor:
     common = dtypes.promote_types(self.dtype, other.dtype)
     values = cat([self._values_t.to(common), other._values_t.to(common)], 0)
     idx = np.concatenate([self._indices_t._array, other._indices_t._array], 1)
-    return SparseCOOTensor._build(idx, values, tuple(self.shape), False).coalesce()
+    out = SparseCOOTensor._build(idx, values, tuple(self.shape), False).coalesce()
+    sinks = [sp._dense_grad_sink() for sp in (self, other)]
+    if all(s is not None or not sp.requires_grad for s, sp in zip(sinks, (self, other))) and (
+            sinks[0] is not None or sinks[1] is not None):  # NOTE [Sparse gradient layouts]
+        sinks = [s.to(common) for s in sinks if s is not None]
+        out._sink = sinks[0] if len(sinks) == 1 else sinks[0] + sinks[1]
+    return out
 
 
 def _radd(self: SparseCOOTensor, other) -> Tensor:
@@ -107,13 +113,23 @@ def _radd(self: SparseCOOTensor, other) -> Tensor:
             f"add: expected 'self' and 'other' to have same size, but self has size "
             f"{list(other.shape)} while other has size {list(self.shape)} (FYI: dense-sparse "
             "addition does not currently support broadcasting)")
+    sink = self._dense_grad_sink()
+    if sink is not None:  # the whole gradient, dense (NOTE [Sparse gradient layouts])
+        return other + (self.detach().to_dense() + sink)
     return other + self.to_dense()
+
+
+def _linear(self: SparseCOOTensor, other) -> bool:
+    """Whether ``self * other`` / ``self / other`` is linear in self alone (``other`` a number or
+    a 0-d tensor that needs no gradient), so the dense shadow may follow."""
+    return not (isinstance(other, Tensor) and other._requires_grad)
 
 
 def _mul(self: SparseCOOTensor, other) -> SparseCOOTensor:
     if isinstance(other, numbers.Number) or (
             isinstance(other, Tensor) and not other._sparse and other.dim() == 0):
-        return self._with_values(self._values_t * other)
+        out = self._with_values(self._values_t * other)
+        return self._derive_sink(out, lambda sink: sink * other) if _linear(self, other) else out
     raise SparseLayoutError("an operand that is not a number (sparse * tensor)")
 
 
@@ -129,7 +145,8 @@ def _div(self: SparseCOOTensor, other, *, rounding_mode=None) -> SparseCOOTensor
         raise TypeError(f"div(): argument 'other' must be Tensor or Number, not "
                         f"{type(other).__name__}")
     if rounding_mode is None:
-        return self._with_values(self._values_t / other)
+        out = self._with_values(self._values_t / other)
+        return self._derive_sink(out, lambda sink: sink / other) if _linear(self, other) else out
     sp = self.coalesce()
     return sp._with_values(sp._values_t.div(other, rounding_mode=rounding_mode))
 
@@ -153,7 +170,9 @@ def _transpose(self: SparseCOOTensor, dim0: int, dim1: int) -> SparseCOOTensor:
     order[dim0], order[dim1] = dim1, dim0
     idx = self._indices_t._array[order[:sparse_dim]]
     shape = tuple(self.shape[d] for d in order)
-    return SparseCOOTensor._build(np.ascontiguousarray(idx), self._values_t, shape, False)
+    return self._derive_sink(
+        SparseCOOTensor._build(np.ascontiguousarray(idx), self._values_t, shape, False),
+        lambda sink: sink.transpose(dim0, dim1))
 
 
 def sum(input: SparseCOOTensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -196,7 +215,8 @@ SparseCOOTensor.__add__ = _add
 SparseCOOTensor.add = _add
 SparseCOOTensor.__radd__ = _radd
 SparseCOOTensor.__mul__ = SparseCOOTensor.__rmul__ = SparseCOOTensor.mul = _mul
-SparseCOOTensor.__neg__ = lambda self: self._with_values(-self._values_t)
+SparseCOOTensor.__neg__ = lambda self: self._derive_sink(
+    self._with_values(-self._values_t), lambda sink: -sink)
 SparseCOOTensor.sum = _method_sum
 SparseCOOTensor.__truediv__ = SparseCOOTensor.div = SparseCOOTensor.divide = _div
 SparseCOOTensor.__floordiv__ = lambda self, other: _div(self, other, rounding_mode="floor")
