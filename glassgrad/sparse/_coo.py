@@ -399,9 +399,13 @@ class SparseCOOTensor(Tensor):
     def data(self) -> SparseCOOTensor:
         return self.detach()
 
-    def __reduce_ex__(self, protocol):
-        return (_rebuild, (self._indices_t._array.copy(), self._values_t, self._array.shape,
-                           self._coalesced))
+    def __reduce_ex__(self, protocol):  # NOTE: values detached: torch's copy needs no grad
+        return (_rebuild, (self._indices_t._array.copy(), self._values_t.detach(),
+                           self._array.shape, self._coalesced))
+
+    def __setitem__(self, key, value) -> None:
+        raise TypeError("Cannot assign to a sparse tensor\nglassgrad: build a new one with "
+                        "sparse_coo_tensor, or assign into .to_dense().")
 
     def numpy(self, *, force: bool = False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")

@@ -37,6 +37,9 @@ def _unary(name: str):
 
 def _pow(self, exponent):
     """``self ** exponent`` for a positive number (0 ** e = 0), on the coalesced entries."""
+    if isinstance(exponent, (int, float)) and exponent == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make "
+                           "the result tensor dense")
     if not isinstance(exponent, (int, float)) or exponent <= 0:
         raise NotImplementedError(
             f"glassgrad: a sparse tensor to the power {exponent!r} is not implemented: only a "

@@ -130,7 +130,10 @@ def _mul(self: SparseCOOTensor, other) -> SparseCOOTensor:
             isinstance(other, Tensor) and not other._sparse and other.dim() == 0):
         out = self._with_values(self._values_t * other)
         return self._derive_sink(out, lambda sink: sink * other) if _linear(self, other) else out
-    raise SparseLayoutError("an operand that is not a number (sparse * tensor)")
+    raise NotImplementedError(
+        f"glassgrad: sparse * {'sparse' if getattr(other, '_sparse', False) else 'dense'} "
+        f"tensor (shape {list(getattr(other, 'shape', []))}) is not implemented; sparse COO "
+        "tensors multiply by a number or a 0-d tensor. Use .to_dense() first.")
 
 
 def _div(self: SparseCOOTensor, other, *, rounding_mode=None) -> SparseCOOTensor:
@@ -185,7 +188,15 @@ def sum(input: SparseCOOTensor, dim=None, keepdim: bool = False, *, dtype=None) 
     if dim is None:
         return values.sum()
     ndim, sparse_dim = input.dim(), input.sparse_dim()
-    dims = sorted({d % ndim for d in ((dim,) if isinstance(dim, int) else dim)})
+    dims = []
+    for d in ((dim,) if isinstance(dim, int) else dim):
+        if not -ndim <= d < ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                             f"{ndim - 1}], but got {d})")
+        if d % ndim in dims:
+            raise RuntimeError(f"dim {d % ndim} appears multiple times in the list of dims")
+        dims.append(d % ndim)
+    dims.sort()
     dense_dims = [d - sparse_dim + 1 for d in dims if d >= sparse_dim]
     if dense_dims:
         values = values.sum(dense_dims, keepdim=keepdim)
@@ -223,3 +234,20 @@ SparseCOOTensor.__floordiv__ = lambda self, other: _div(self, other, rounding_mo
 SparseCOOTensor.transpose = SparseCOOTensor.swapaxes = SparseCOOTensor.swapdims = _transpose
 SparseCOOTensor.T = property(lambda self: self.t())
 SparseCOOTensor.mT = property(lambda self: _transpose(self, -2, -1))
+
+
+def _type(self, dtype=None, non_blocking: bool = False, **kwargs):
+    """``x.type()``: torch's name of a sparse tensor type ('torch.sparse.FloatTensor'); with a
+    dtype or a type name, the tensor converted (``torch.Tensor.type``)."""
+    if dtype is None:
+        return Tensor.type(self).replace("torch.", "torch.sparse.", 1)
+    if isinstance(dtype, str):
+        dtype = Tensor._make(np.zeros(0)).type(dtype).dtype
+    return self.to(dtype)
+
+
+SparseCOOTensor.type = _type
+for _name, _dtype in (("half", "float16"), ("bfloat16", "bfloat16"), ("int", "int32"),
+                      ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool")):
+    setattr(SparseCOOTensor, _name, (lambda dt: lambda self, memory_format=None: self.to(
+        getattr(dtypes, dt)))(_dtype))
