@@ -30,7 +30,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PACKAGE = os.path.dirname(_HERE.rstrip(os.sep)) + os.sep
 SUPPORTED = (
     "to_dense, coalesce, indices/values, mm/spmm/sparse.mm/matmul/@ with a dense matrix, "
-    "dense + sparse, sparse +/- sparse, * and / by a number, sum, sparse.softmax/log_softmax, "
+    "dense + sparse, sparse +/- sparse, * by a number or a tensor, / by a number, sum, "
+    "sparse.softmax/log_softmax, "
     "transpose, the unary ops that keep 0 (abs, sqrt, tanh, relu, ...), to(dtype/device), "
     "detach, clone"
 )

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _layout, dtypes
 from ..ops._names import scalar_type
+from ..ops.gather import index_select
 from ..ops.shape import cat
 from ..ops.sparse_mm import SparseMM, SparseMMFull
 from ..tensor import Tensor
@@ -130,10 +131,43 @@ def _mul(self: SparseCOOTensor, other) -> SparseCOOTensor:
             isinstance(other, Tensor) and not other._sparse and other.dim() == 0):
         out = self._with_values(self._values_t * other)
         return self._derive_sink(out, lambda sink: sink * other) if _linear(self, other) else out
-    raise NotImplementedError(
-        f"glassgrad: sparse * {'sparse' if getattr(other, '_sparse', False) else 'dense'} "
-        f"tensor (shape {list(getattr(other, 'shape', []))}) is not implemented; sparse COO "
-        "tensors multiply by a number or a 0-d tensor. Use .to_dense() first.")
+    if isinstance(other, SparseCOOTensor):
+        return _mul_sparse(self, other)
+    if isinstance(other, Tensor) and not other._sparse:
+        return _mul_dense(self, other)
+    raise TypeError(f"mul(): argument 'other' must be Tensor or Number, not "
+                    f"{type(other).__name__}")
+
+
+def _mul_dense(self: SparseCOOTensor, other: Tensor) -> SparseCOOTensor:
+    """``sparse * dense`` (either order), ``dense`` broadcast to the sparse shape: sparse, each
+    entry times the dense element at its index (duplicates kept, as torch's). NOTE: the dense
+    operand's gradient is dense here (torch's is sparse, with the same values)."""
+    shape = tuple(self.shape)
+    if np.broadcast_shapes(tuple(other.shape), shape) != shape:
+        raise NotImplementedError(
+            f"glassgrad: sparse {list(shape)} * dense {list(other.shape)} broadcasts the sparse "
+            "tensor, which is not implemented; give the dense one the sparse shape or fewer dims.")
+    common = dtypes.promote_types(self.dtype, other.dtype)
+    dense = other.to(common).expand(*shape)
+    picked = dense[tuple(Tensor._make(row) for row in self._indices_t._array)]
+    return self._with_values(self._values_t.to(common) * picked)
+
+
+def _mul_sparse(self: SparseCOOTensor, other: SparseCOOTensor) -> SparseCOOTensor:
+    """``sparse * sparse``: the entries both specify (coalesced first), multiplied."""
+    if self.shape != other.shape:
+        raise RuntimeError(f"mul: expected 'self' and 'other' to have same sizes, but "
+                           f"{list(self.shape)} != {list(other.shape)}")
+    a, b = self.coalesce(), other.coalesce()
+    common = dtypes.promote_types(a.dtype, b.dtype)
+    shape = tuple(self.shape[: a.sparse_dim()])
+    keys = [np.ravel_multi_index(tuple(sp._indices_t._array), shape) for sp in (a, b)]
+    _, in_a, in_b = np.intersect1d(keys[0], keys[1], assume_unique=True, return_indices=True)
+    values = (index_select(a._values_t.to(common), 0, Tensor._make(in_a))
+              * index_select(b._values_t.to(common), 0, Tensor._make(in_b)))
+    return SparseCOOTensor._build(np.ascontiguousarray(a._indices_t._array[:, in_a]), values,
+                                  tuple(self.shape), True)
 
 
 def _div(self: SparseCOOTensor, other, *, rounding_mode=None) -> SparseCOOTensor:
