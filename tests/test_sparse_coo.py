@@ -238,6 +238,8 @@ OPS = {
     "type-name": lambda lib, sp: sp.type("torch.FloatTensor"),
     "pickle-leaf": lambda lib, sp: pickle.loads(pickle.dumps(sp.requires_grad_())),  # no grad
     "sum-dim-empty": lambda lib, sp: lib.sparse.sum(sp, ()),
+    "sum-bool-duplicates": lambda lib, sp: lib.sparse.sum(sp.bool()),  # (counted (0, 2) twice)
+    "sum-bool-duplicates-dim": lambda lib, sp: lib.sparse.sum(sp.bool(), 1),
 }
 
 
@@ -298,6 +300,9 @@ ERRORS = {
     "sum-dim-twice": lambda lib: lib.sparse.sum(_sp(lib), (1, -1)),
     "setitem": lambda lib: _sp(lib).__setitem__(0, 1.0),
     "pow-0": lambda lib: _sp(lib) ** 0,
+    "softmax-int64": lambda lib: lib.sparse.softmax(_sp(lib).long(), 1),  # (an index_add_ error)
+    "log_softmax-bool": lambda lib: lib.sparse.log_softmax(_sp(lib).bool(), 0),
+    "softmax-float16": lambda lib: lib.sparse.softmax(_sp(lib).half(), 0),  # (was computed)
 }
 
 

@@ -46,7 +46,10 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 # torch.sparse.mm/addmm, to_dense, sums, softmax, * and /. glassgrad routes the dense kind into a
 # zero-cost dense stand-in of the leaf (``_dense_grad_sink``, ops/sparse_mm.py's SparseMMFull)
 # and the sparse kind into its values; ``.grad`` adds them as torch's AccumulateGrad does (dense
-# + sparse = dense). A sparse tensor built from values that require grad is not a leaf: every
+# + sparse = dense). torch passes that dense gradient back through * and / by a number, neg,
+# sparse + sparse, transpose and coalesce, so a tensor made from leaves by those ops carries a
+# dense shadow of theirs (``_derive_sink``), and dense + sparse sends the gradient there too.
+# A sparse tensor built from values that require grad is not a leaf: every
 # path reaches the values, as torch's SparseCooTensorWithDimsAndTensorsBackward0 masks them.
 def _matmul(a: Tensor, b: Tensor, vector_ok: bool, dense_grad: bool = True) -> Tensor:
     if a._sparse and b._sparse:
@@ -218,6 +221,8 @@ def sum(input: SparseCOOTensor, dim=None, keepdim: bool = False, *, dtype=None) 
     remain). Differentiable in the values."""
     if input._sparse and input.layout is not _layout.sparse_coo:
         input.coalesce()  # torch's RuntimeError for CSR ("coalesce expected sparse coordinate")
+    if input._values_t.dtype is dtypes.bool:  # NOTE: torch sums the coalesced (OR-ed) entries
+        input = input.coalesce()
     values = input._values_t if dtype is None else input._values_t.to(dtype)
     if dim is None:
         return values.sum()
