@@ -200,6 +200,25 @@ def test_sparse_leaf_gradient_layout_through_ops_matches_torch(case):
     np.testing.assert_allclose(to_np(a.to_dense()), to_np(b.to_dense()), rtol=1e-12)
 
 
+def test_linear_ops_on_a_large_sparse_leaf_make_nothing_dense():
+    """The dense shadows are built only when a dense product needs one: ops on a 10^5 x 10^5
+    leaf (80 GB dense) stay sparse-sized, and their sparse gradient is the leaf's."""
+    import tracemalloc
+
+    n = 100_000
+    leaf = glassgrad.sparse_coo_tensor(np.stack([np.arange(n)] * 2), glassgrad.ones(n), (n, n),
+                                       requires_grad=True)
+    tracemalloc.start()
+    try:
+        out = ((-(leaf * 2) + leaf).t().coalesce() / 4).transpose(0, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50e6
+    glassgrad.sparse.sum(out).backward()
+    np.testing.assert_allclose(to_np(leaf.grad._values()), np.full(n, -0.25))
+
+
 OPS = {
     "dense+sparse": lambda lib, sp: lib.eye(3, dtype=lib.float64) + sp,
     "dense-float32+sparse-int64": lambda lib, sp: lib.eye(3) + sp.long(),

@@ -22,6 +22,7 @@ import sys
 import numpy as np
 
 from .. import _layout, dtypes
+from ..autograd.grad_mode import _state as _grad_state
 from ..tensor import Tensor
 
 __all__ = ["SparseCOOTensor", "SparseLayoutError"]
@@ -207,6 +208,8 @@ class SparseCOOTensor(Tensor):
         products (NOTE [Sparse gradient layouts] in _ops.py); for a tensor derived from such
         leaves by linear ops, its dense shadow (``_derive_sink``); else None."""
         if not self._leaf:
+            if self._sink is not None and not isinstance(self._sink, Tensor):
+                self._sink = self._sink()  # the shadow, built when a dense product needs it
             return self._sink
         if not self._values_t._requires_grad:
             return None
@@ -215,16 +218,23 @@ class SparseCOOTensor(Tensor):
             self._sink = Tensor._make(zeros).requires_grad_()
         return self._sink
 
+    def _sink_thunk(self):
+        """A function giving ``_dense_grad_sink()``, or None when there is none; nothing dense
+        is made until it is called."""
+        if self._leaf:
+            return self._dense_grad_sink if self._values_t._requires_grad else None
+        return self._dense_grad_sink if self._sink is not None else None
+
     def _derive_sink(self, out: SparseCOOTensor, fn) -> SparseCOOTensor:
         """``out`` (made from self by a linear op) with the dense shadow ``fn(self's)``, so a
         dense gradient that torch.mm or dense + sparse hands ``out`` reaches self's leaves
         whole, as torch's passes through mul/div/neg/add/transpose/coalesce (NOTE [Sparse
-        gradient layouts]). Callers skip it when the op has another input requiring grad."""
-        sink = self._dense_grad_sink()
-        if sink is not None:
-            shadow = fn(sink)
-            if shadow._requires_grad:  # not under no_grad
-                out._sink = shadow
+        gradient layouts]). Callers skip it when the op has another input requiring grad.
+        NOTE: lazy, so ops on a large sparse leaf allocate no dense (n, m) shadow until a dense
+        product's gradient needs one (which is that large anyway)."""
+        thunk = self._sink_thunk()
+        if thunk is not None and _grad_state.enabled:
+            out._sink = lambda: fn(thunk())
         return out
 
     def _with_values(self, values: Tensor, coalesced: bool | None = None) -> SparseCOOTensor:
@@ -303,7 +313,7 @@ class SparseCOOTensor(Tensor):
         its pattern (as ``torch.sparse.mm``'s; ``torch.mm``'s is dense). NOTE: duplicates of one
         index all receive that index's gradient, so it is read once per index."""
         sparse = self._sparse_grad()
-        full = None if self._sink is None else self._sink._grad
+        full = self._sink._grad if isinstance(self._sink, Tensor) else None
         if full is None:
             return sparse
         return full if sparse is None else full + sparse
@@ -331,7 +341,7 @@ class SparseCOOTensor(Tensor):
             self._sink.grad = value
             return
         self._values_t.grad = None if value is None else self._on_pattern(value)
-        if self._sink is not None:
+        if isinstance(self._sink, Tensor):
             self._sink.grad = None
 
     def _on_pattern(self, value: SparseCOOTensor) -> Tensor:

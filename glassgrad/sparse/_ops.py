@@ -100,11 +100,12 @@ def _add(self: SparseCOOTensor, other) -> SparseCOOTensor:
     values = cat([self._values_t.to(common), other._values_t.to(common)], 0)
     idx = np.concatenate([self._indices_t._array, other._indices_t._array], 1)
     out = SparseCOOTensor._build(idx, values, tuple(self.shape), False).coalesce()
-    sinks = [sp._dense_grad_sink() for sp in (self, other)]
-    if all(s is not None or not sp.requires_grad for s, sp in zip(sinks, (self, other))) and (
-            sinks[0] is not None or sinks[1] is not None):  # NOTE [Sparse gradient layouts]
-        sinks = [s.to(common) for s in sinks if s is not None]
-        out._sink = sinks[0] if len(sinks) == 1 else sinks[0] + sinks[1]
+    thunks = [sp._sink_thunk() for sp in (self, other)]
+    if all(s is not None or not sp.requires_grad for s, sp in zip(thunks, (self, other))) and (
+            thunks[0] is not None or thunks[1] is not None):  # NOTE [Sparse gradient layouts]
+        thunks = [s for s in thunks if s is not None]
+        out._sink = lambda: (thunks[0]().to(common) if len(thunks) == 1
+                             else thunks[0]().to(common) + thunks[1]().to(common))
     return out
 
 
