@@ -319,6 +319,10 @@ ERRORS = {
     "sum-dim-twice": lambda lib: lib.sparse.sum(_sp(lib), (1, -1)),
     "setitem": lambda lib: _sp(lib).__setitem__(0, 1.0),
     "pow-0": lambda lib: _sp(lib) ** 0,
+    "sparse.mm-vector": lambda lib: lib.sparse.mm(_sp(lib), lib.ones(3, dtype=lib.float64)),
+    "sparse.mm-1d-sparse": lambda lib: lib.sparse.mm(
+        lib.sparse_coo_tensor([[0]], lib.tensor([1.0], dtype=lib.float64), (3,)),
+        lib.ones(3, 2, dtype=lib.float64)),
     "softmax-int64": lambda lib: lib.sparse.softmax(_sp(lib).long(), 1),  # (an index_add_ error)
     "log_softmax-bool": lambda lib: lib.sparse.log_softmax(_sp(lib).bool(), 0),
     "softmax-float16": lambda lib: lib.sparse.softmax(_sp(lib).half(), 0),  # (was computed)

@@ -53,8 +53,15 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 # path reaches the values, as torch's SparseCooTensorWithDimsAndTensorsBackward0 masks them.
 def _matmul(a: Tensor, b: Tensor, vector_ok: bool, dense_grad: bool = True) -> Tensor:
     if a._sparse and b._sparse:
-        raise SparseLayoutError("a sparse right operand (sparse @ sparse)")
+        raise NotImplementedError(
+            "Could not run 'aten::mm' with two sparse COO operands on the 'SparseCPU' backend.\n"
+            f"glassgrad: sparse @ sparse ({list(a.shape)} @ {list(b.shape)}, layout="
+            "glassgrad.sparse_coo) is not implemented; convert one with .to_dense().")
     sparse, dense = (a, b) if a._sparse else (b, a)
+    if not vector_ok and 1 in (sparse.dim(), dense.dim()):  # torch reads dim 1 / -2 of each
+        one = sparse if sparse.dim() == 1 else dense
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{-2 if one is sparse else 1})")
     if sparse.sparse_dim() != 2 or sparse.dense_dim() != 0:
         raise RuntimeError(
             f"glassgrad: a sparse operand of mm must be a 2-D matrix with scalar values, got "
