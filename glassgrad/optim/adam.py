@@ -143,8 +143,8 @@ class Adam(Optimizer):
                 if p._grad is None:
                     continue
                 if p._grad._sparse:
-                    raise RuntimeError(
-                        "Adam does not support sparse gradients, please consider SparseAdam instead")
+                    raise RuntimeError("Adam does not support sparse gradients, please consider "
+                                       "SparseAdam instead")
                 params.append(p)
                 states.append(self._init_state(p, amsgrad))
             args = (lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled)
