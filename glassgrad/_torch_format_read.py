@@ -36,7 +36,7 @@ import zipfile
 import ml_dtypes
 import numpy as np
 
-from . import dtypes
+from . import _checkpoint_sparse, _layout, dtypes
 from ._checkpoint_objects import UnpicklingError, allowlisted, own, refuse_blocked, refused
 from ._checkpoint_read import _read_into
 
@@ -167,6 +167,9 @@ def _allowed() -> dict:
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": _checkpoint_sparse.rebuild_from_torch,
+        "torch.sparse_coo": _layout.sparse_coo, "torch.sparse_csr": _layout.sparse_csr,
+        "torch.serialization._get_layout": _checkpoint_sparse.layout_named,
         "torch.nn.parameter.Parameter": Parameter, "torch.Tensor": Tensor, "torch.Size": Size,
         "torch.device": _device, "_codecs.encode": _encode, "builtins.set": set,
         "builtins.complex": complex, "builtins.bytearray": bytearray,

@@ -25,7 +25,7 @@ import zipfile
 
 import numpy as np
 
-from . import dtypes
+from . import _layout, dtypes
 from .tensor import Size, Tensor
 
 _STORAGE_NAMES = {
@@ -70,9 +70,9 @@ class _Pickler(pickle._Pickler):
 
     dispatch = pickle._Pickler.dispatch.copy()
 
-    def __init__(self, file, layouts: dict) -> None:
+    def __init__(self, file, layouts: dict, sparse: dict) -> None:
         super().__init__(file, protocol=2)
-        self._layouts = layouts
+        self._layouts, self._sparse = layouts, sparse
 
     def _save_name(self, obj: _Global) -> None:
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode())
@@ -88,6 +88,10 @@ class _Pickler(pickle._Pickler):
     def reducer_override(self, obj):
         if isinstance(obj, _Reduced):
             return obj.reduction
+        if isinstance(obj, Tensor) and obj._sparse:  # as torch's Tensor.__reduce_ex__
+            layout, data = self._sparse[id(obj)]
+            return (_Global("torch._utils", "_rebuild_sparse_tensor"),
+                    (_Reduced((_Global("torch.serialization", "_get_layout"), (layout,))), data))
         if isinstance(obj, Tensor):
             storage, offset, size, stride = self._layouts[id(obj)]
             tensor = (_Global("torch._utils", "_rebuild_tensor_v2"),
@@ -165,10 +169,11 @@ def _layouts(tensors: list[Tensor]) -> tuple[dict, list[np.ndarray]]:
 def save_torch(obj) -> bytes:
     """The bytes of a torch zip checkpoint holding ``obj`` (NOTE [Writing torch files])."""
     tensors: dict[int, Tensor] = {}
-    _walk(obj, tensors, set())
+    sparse: dict[int, tuple] = {}
+    _walk(obj, tensors, set(), sparse)
     layouts, blobs = _layouts(list(tensors.values()))
     pkl = io.BytesIO()
-    _Pickler(pkl, layouts).dump(obj)
+    _Pickler(pkl, layouts, sparse).dump(obj)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
         records = [("data.pkl", pkl.getbuffer()), (".format_version", b"1"),
@@ -183,10 +188,23 @@ def save_torch(obj) -> bytes:
     return out.getvalue()
 
 
-def _walk(obj, tensors: dict, active: set) -> None:
-    if isinstance(obj, Tensor):
+def _sparse_parts(t: Tensor) -> tuple:
+    """torch's layout name and the data its ``_rebuild_sparse_tensor`` takes (values detached:
+    torch's load gives a sparse tensor that does not require grad)."""
+    size = Size(int(n) for n in t.shape)
+    if t.layout is _layout.sparse_coo:
+        return "torch.sparse_coo", (t._indices(), t._values().detach(), size, t.is_coalesced())
+    return "torch.sparse_csr", (t.crow_indices(), t.col_indices(), t.values().detach(), size)
+
+
+def _walk(obj, tensors: dict, active: set, sparse: dict) -> None:
+    if isinstance(obj, Tensor) and obj._sparse:
+        if id(obj) not in sparse:
+            sparse[id(obj)] = _sparse_parts(obj)
+            _walk(sparse[id(obj)][1], tensors, active, sparse)
+    elif isinstance(obj, Tensor):
         tensors.setdefault(id(obj), obj)
     elif isinstance(obj, (list, tuple, set, dict)) and id(obj) not in active:
         active.add(id(obj))  # NOTE: every id stays taken: the containers live in obj
         for value in ([*obj.keys(), *obj.values()] if isinstance(obj, dict) else obj):
-            _walk(value, tensors, active)
+            _walk(value, tensors, active, sparse)

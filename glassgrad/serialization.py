@@ -41,6 +41,7 @@ import numpy as np
 from . import dtypes
 from . import _checkpoint_objects as _objects
 from . import _checkpoint_read as _read
+from . import _checkpoint_sparse as _sparse
 from ._checkpoint_objects import (  # noqa: F401 - torch.serialization's allowlist API
     add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals,
 )
@@ -99,6 +100,8 @@ class _Encoder:
         if isinstance(obj, float):
             return float(obj) if math.isfinite(obj) else {"float": repr(float(obj))}
         if isinstance(obj, Tensor):
+            if obj._sparse:  # NOTE [Sparse tensors in checkpoints]
+                return _sparse.encode(self, obj, path)
             name = self.names.get(id(obj))
             if name is None:
                 name = self.names[id(obj)] = self._name(path)
@@ -281,7 +284,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
          _disable_byteorder_record=False, *, format: str = "glassgrad") -> None:
     """Save tensors and plain values to a checkpoint file, atomically (``torch.save``).
 
-    ``obj`` may nest dicts (any keys but tensors), lists, tuples and sets of tensors, NumPy arrays
+    ``obj`` may nest dicts (any keys but tensors), lists, tuples and sets of tensors (sparse COO
+    and CSR ones too: NOTE [Sparse tensors in checkpoints]), NumPy arrays
     and scalars (any numeric or bool dtype, 0-d too), ints, floats, complex numbers, bools,
     strings, bytes, None, dtypes, ``Size`` and devices: model, optimizer and scheduler
     ``state_dict()``s; and objects of importable classes by their ``__getstate__()``: a whole
@@ -457,6 +461,8 @@ def _decode(node, tensors: dict, where: str, depth: int = 0):
         if isinstance(value, str) and value in dtypes._NAMES:
             return dtypes._NAMES[value]
         raise _bad(where, f"unknown dtype {_short(value)}")
+    if keys & _sparse.TAGS:
+        return _sparse.decode(node, tensors, where, depth, _decode, _bad)
     if keys & _objects.TAGS:
         return _objects.decode_other(node, tensors, where, depth, _decode)
     ordered = node.get("ordered", False)

@@ -163,6 +163,62 @@ def test_leaf_sparse_gradient_is_sparse_like_torch():
     np.testing.assert_allclose(to_np(a.to_dense()), to_np(b.to_dense()), rtol=1e-12)
 
 
+# review2: a sparse leaf took torch.mm's dense gradient only when it was mm's operand itself;
+# through dense + sparse, or after * / - + transpose coalesce, its .grad was masked to its
+# pattern (entries off it missing) where torch's is the whole dense gradient
+LEAF_GRADS = {
+    "dense+leaf": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64) + sp,
+    "torch.add-alpha": lambda lib, sp, w: lib.add(lib.ones(3, 3, dtype=lib.float64), sp, alpha=2),
+    "dense.add": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64).add(sp),
+    "dense.sub-alpha": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64).sub(sp, alpha=3),
+    "dense-leaf": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64) - sp,
+    "dense+leaf*2": lambda lib, sp, w: lib.ones(3, 3, dtype=lib.float64) + sp * 2,
+    "mm(leaf*2)": lambda lib, sp, w: lib.mm(sp * 2, w),
+    "mm(leaf/4)": lambda lib, sp, w: lib.mm(sp / 4, w),
+    "mm(-leaf)": lambda lib, sp, w: lib.mm(-sp, w),
+    "mm(leaf.t())": lambda lib, sp, w: lib.mm(sp.t(), w),
+    "mm(leaf.transpose)": lambda lib, sp, w: lib.mm(sp.transpose(0, 1), w),
+    "mm(leaf.coalesce())": lambda lib, sp, w: lib.mm(sp.coalesce(), w),
+    "mm(leaf+leaf)": lambda lib, sp, w: lib.mm(sp + sp, w),
+    "mm(leaf-constant)": lambda lib, sp, w: lib.mm(sp - sp.detach() * 3, w),
+    "matmul(leaf*2)": lambda lib, sp, w: (sp * 2) @ w,
+    "sparse.mm(leaf*2)": lambda lib, sp, w: lib.sparse.mm(sp * 2, w),
+    "mm+sparse.mm": lambda lib, sp, w: lib.mm(sp, w) + lib.sparse.mm(sp * 2, w),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEAF_GRADS))
+def test_sparse_leaf_gradient_layout_through_ops_matches_torch(case):
+    def run(lib):
+        sp = lib.sparse_coo_tensor(IDX, lib.tensor(VALS), (3, 3), requires_grad=True)
+        w = lib.tensor(np.arange(6.0).reshape(3, 2))
+        (LEAF_GRADS[case](lib, sp, w) ** 2).sum().backward()
+        return sp.grad
+
+    a, b = _both(run)
+    assert a.layout == getattr(glassgrad, str(b.layout).split(".")[-1])
+    np.testing.assert_allclose(to_np(a.to_dense()), to_np(b.to_dense()), rtol=1e-12)
+
+
+def test_linear_ops_on_a_large_sparse_leaf_make_nothing_dense():
+    """The dense shadows are built only when a dense product needs one: ops on a 10^5 x 10^5
+    leaf (80 GB dense) stay sparse-sized, and their sparse gradient is the leaf's."""
+    import tracemalloc
+
+    n = 100_000
+    leaf = glassgrad.sparse_coo_tensor(np.stack([np.arange(n)] * 2), glassgrad.ones(n), (n, n),
+                                       requires_grad=True)
+    tracemalloc.start()
+    try:
+        out = ((-(leaf * 2) + leaf).t().coalesce() / 4).transpose(0, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50e6
+    glassgrad.sparse.sum(out).backward()
+    np.testing.assert_allclose(to_np(leaf.grad._values()), np.full(n, -0.25))
+
+
 OPS = {
     "dense+sparse": lambda lib, sp: lib.eye(3, dtype=lib.float64) + sp,
     "dense-float32+sparse-int64": lambda lib, sp: lib.eye(3) + sp.long(),
@@ -190,6 +246,19 @@ OPS = {
     "data": lambda lib, sp: sp.data,
     "t": lambda lib, sp: sp.t(),
     "to_sparse": lambda lib, sp: sp.to_sparse(),
+    # review2: these raised "Could not run 'aten::tocopy'"
+    "half": lambda lib, sp: sp.half(),
+    "bfloat16": lambda lib, sp: sp.bfloat16(),
+    "int": lambda lib, sp: sp.int(),
+    "short": lambda lib, sp: sp.short(),
+    "char": lambda lib, sp: sp.char(),
+    "bool": lambda lib, sp: sp.bool(),
+    "type-dtype": lambda lib, sp: sp.type(lib.float32),
+    "type-name": lambda lib, sp: sp.type("torch.FloatTensor"),
+    "pickle-leaf": lambda lib, sp: pickle.loads(pickle.dumps(sp.requires_grad_())),  # no grad
+    "sum-dim-empty": lambda lib, sp: lib.sparse.sum(sp, ()),
+    "sum-bool-duplicates": lambda lib, sp: lib.sparse.sum(sp.bool()),  # (counted (0, 2) twice)
+    "sum-bool-duplicates-dim": lambda lib, sp: lib.sparse.sum(sp.bool(), 1),
 }
 
 
@@ -201,6 +270,7 @@ def test_sparse_ops_match_torch(case):
     if b.is_sparse:
         _same_sparse(a, b)
         _same_repr(a, b)
+        assert a.requires_grad == b.requires_grad
     else:
         assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
         np.testing.assert_allclose(to_np(a), to_np(b), rtol=1e-12)
@@ -243,6 +313,19 @@ ERRORS = {
     "to-sparse-dim": lambda lib: lib.ones(3).to_sparse(3),
     "exp": lambda lib: _sp(lib).exp(),
     "view": lambda lib: _sp(lib).view(-1),
+    # review2: the three below were silently accepted, the two after raised other errors
+    "sum-dim-out-of-range": lambda lib: lib.sparse.sum(_sp(lib), 2),
+    "sum-dim-negative-out-of-range": lambda lib: _sp(lib).sum(-3),
+    "sum-dim-twice": lambda lib: lib.sparse.sum(_sp(lib), (1, -1)),
+    "setitem": lambda lib: _sp(lib).__setitem__(0, 1.0),
+    "pow-0": lambda lib: _sp(lib) ** 0,
+    "sparse.mm-vector": lambda lib: lib.sparse.mm(_sp(lib), lib.ones(3, dtype=lib.float64)),
+    "sparse.mm-1d-sparse": lambda lib: lib.sparse.mm(
+        lib.sparse_coo_tensor([[0]], lib.tensor([1.0], dtype=lib.float64), (3,)),
+        lib.ones(3, 2, dtype=lib.float64)),
+    "softmax-int64": lambda lib: lib.sparse.softmax(_sp(lib).long(), 1),  # (an index_add_ error)
+    "log_softmax-bool": lambda lib: lib.sparse.log_softmax(_sp(lib).bool(), 0),
+    "softmax-float16": lambda lib: lib.sparse.softmax(_sp(lib).half(), 0),  # (was computed)
 }
 
 
@@ -258,8 +341,12 @@ def test_errors_match_torch(case):
     assert ours == theirs
 
 
+def test_type_name_matches_torch():
+    assert _sp(glassgrad).type() == _sp(torch).type() == "torch.sparse.DoubleTensor"
+
+
 @pytest.mark.parametrize("op", ["cos", "exp", "sigmoid", "softmax", "matmul-sparse", "cat",
-                                "getitem", "mean", "contiguous", "save"])
+                                "getitem", "mean", "contiguous"])
 def test_unsupported_ops_raise_naming_the_layout(op):
     """No dense op computes on a sparse tensor's stand-in array: each refuses, says so."""
     sp = _sp(glassgrad)
@@ -268,7 +355,6 @@ def test_unsupported_ops_raise_naming_the_layout(op):
         "sigmoid": lambda: glassgrad.sigmoid(sp), "softmax": lambda: sp.softmax(0),
         "matmul-sparse": lambda: sp @ sp, "cat": lambda: glassgrad.cat([sp, sp]),
         "getitem": lambda: sp[0], "mean": lambda: sp.mean(), "contiguous": lambda: sp.contiguous(),
-        "save": lambda: glassgrad.save(sp, "/dev/null"),
     }
     with pytest.raises(NotImplementedError, match="SparseCPU' backend.*\n.*sparse_coo"):
         calls[op]()
@@ -327,3 +413,63 @@ def test_probing_the_stand_in_array_reads_as_absent():
     assert glassgrad.memory_allocated() >= 0
     with pytest.raises(NotImplementedError, match="sparse_coo"):
         sp._array.base
+
+
+def _sparse_embedding_steps(lib, name, kwargs):
+    lib.manual_seed(0)
+    emb = lib.nn.Embedding(5, 3, sparse=True)
+    opt = getattr(lib.optim, name)(emb.parameters(), **kwargs)
+    for _ in range(3):
+        opt.zero_grad()
+        emb(lib.tensor([0, 2, 2])).sum().backward()
+        opt.step()
+    return emb.weight.detach()
+
+
+# review2: SGD/Adagrad read a sparse .grad's stand-in array ("Could not run 'aten::step'")
+# and Adam/RMSprop did not give torch's refusal
+@pytest.mark.parametrize("name,kwargs", [
+    ("SGD", {"lr": 0.1}), ("SGD", {"lr": 0.1, "momentum": 0.9}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}), ("SGD", {"lr": 0.1, "maximize": True}),
+    ("SGD", {"lr": 0.1, "weight_decay": 0.1}), ("Adagrad", {"lr": 0.1}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.1}), ("Adagrad", {"lr": 0.1, "weight_decay": 0.1}),
+    ("Adam", {"lr": 0.1}), ("AdamW", {"lr": 0.1}), ("RMSprop", {"lr": 0.1})])
+def test_optimizers_on_sparse_gradients_match_torch(name, kwargs):
+    theirs = _error(lambda: _sparse_embedding_steps(torch, name, kwargs))
+    ours = _error(lambda: _sparse_embedding_steps(glassgrad, name, kwargs))
+    assert ours == theirs
+    if theirs is None:
+        np.testing.assert_allclose(to_np(_sparse_embedding_steps(glassgrad, name, kwargs)),
+                                   to_np(_sparse_embedding_steps(torch, name, kwargs)), rtol=1e-6)
+
+
+def _sparse_leaf_steps(lib, name, set_to_none):
+    leaf = lib.sparse_coo_tensor(IDX, lib.tensor(VALS), (3, 3), requires_grad=True)
+    opt = getattr(lib.optim, name)([leaf], lr=0.1)
+    lib.sparse.sum(leaf * 2).backward()
+    opt.zero_grad(set_to_none=set_to_none)
+    lib.sparse.sum(leaf).backward()  # NOTE: the first gradient must be gone
+    grad = leaf.grad
+    return grad, _error(opt.step)
+
+
+# review2: a sparse leaf's gradient lived outside the Tensor's _grad slot, so zero_grad left it
+# (gradients piled up across steps) and Adam/RMSprop skipped the leaf without a word
+@pytest.mark.parametrize("set_to_none", [True, False])
+@pytest.mark.parametrize("name", ["Adam", "RMSprop", "SGD"])
+def test_zero_grad_and_steps_on_a_sparse_leaf(name, set_to_none):
+    (ga, err_a), (gb, err_b) = _both(lambda lib: _sparse_leaf_steps(lib, name, set_to_none))
+    np.testing.assert_allclose(to_np(ga.to_dense()), to_np(gb.to_dense()))
+    assert ga.is_sparse and gb.is_sparse
+    if name == "SGD":  # torch updates the values in place; glassgrad refuses by name
+        assert err_b is None and err_a[0] == "NotImplementedError" and "sparse" in err_a[1]
+    else:
+        assert err_a == err_b
+
+
+def test_sparse_zero_leaves_no_entries_like_torch():
+    a, b = _both(lambda lib: lib.sparse_coo_tensor(IDX, lib.tensor(VALS), (3, 3)).zero_())
+    _same_sparse(a, b)
+    _same_repr(a, b)
+    leaf = lambda lib: lib.sparse_coo_tensor(IDX, lib.tensor(VALS), requires_grad=True).zero_()
+    assert _error(lambda: leaf(glassgrad)) == _error(lambda: leaf(torch))

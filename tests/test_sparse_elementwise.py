@@ -145,3 +145,49 @@ def test_gradients_through_the_functional_forms_match_torch():
         (out * d).sum().backward()
         grads.append(v.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+# review2: sparse * tensor raised "Could not run 'aten::an operand that is not a number ...'"
+_I = [[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]]  # (0, 2) twice
+_V = [1.0, -2.0, 3.0, 0.5, 4.0]
+PRODUCTS = {
+    "sparse*dense-column": lambda lib, s: s * lib.tensor([[1.0], [2.0], [3.0]]),
+    "sparse*dense-row": lambda lib, s: s * lib.tensor([1.0, 2.0, 3.0]),
+    "dense*sparse": lambda lib, s: lib.tensor([1.0, 2.0, 3.0]) * s,
+    "torch.mul-dense-first": lambda lib, s: lib.mul(lib.arange(3.0), s),
+    "sparse*dense-float64": lambda lib, s: s * lib.ones(3, 3, dtype=lib.float64),
+    "sparse*dense-int64": lambda lib, s: s * lib.ones(3, 3, dtype=lib.int64),
+    "sparse*sparse": lambda lib, s: s * s,
+    "sparse*sparse-transposed": lambda lib, s: s * s.t(),
+    "sparse*sparse-int64": lambda lib, s: s * lib.sparse_coo_tensor(_I, [1, 2, 3, 4, 5], (3, 3)),
+    "hybrid*dense": lambda lib, s: lib.sparse_coo_tensor([[0, 1]], lib.ones(2, 3), (2, 3))
+    * lib.arange(3.0),
+    "empty*dense": lambda lib, s: lib.sparse_coo_tensor(
+        lib.zeros(2, 0, dtype=lib.int64), lib.zeros(0), (3, 3)) * lib.ones(3, 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PRODUCTS))
+def test_sparse_times_tensor_matches_torch(case):
+    def run(lib):
+        return PRODUCTS[case](lib, lib.sparse_coo_tensor(_I, _V, (3, 3)))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours, theirs = run(glassgrad), run(torch)
+    assert ours.is_sparse and theirs.is_sparse
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_array_equal(ours.to_dense().numpy(), theirs.to_dense().numpy())
+
+
+def test_sparse_times_tensor_gradients_match_torch():
+    def run(lib):
+        dense = lib.arange(9.0, dtype=lib.float64).reshape(3, 3).requires_grad_()
+        v = lib.tensor(_V, dtype=lib.float64, requires_grad=True)
+        w = lib.tensor(_V[::-1], dtype=lib.float64, requires_grad=True)
+        a, b = lib.sparse_coo_tensor(_I, v, (3, 3)), lib.sparse_coo_tensor(_I, w, (3, 3))
+        (lib.sparse.sum(a * dense) + lib.sparse.sum(a * b * 2)).backward()
+        return dense.grad.to_dense(), v.grad, w.grad  # (torch's dense.grad is sparse)
+
+    for ours, theirs in zip(run(glassgrad), run(torch)):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)

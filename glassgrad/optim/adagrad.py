@@ -13,6 +13,7 @@ from .optimizer import (
     _bump,
     _evaluate_closure,
     _grad_view,
+    _sparse_grad_view,
     _step_tensor,
     _to_float,
     _use_grad_for_differentiable,
@@ -125,7 +126,11 @@ class Adagrad(Optimizer):
                 step_t._array += 1
                 _bump(step_t)
                 step = step_t.item()
-                g = _grad_view(p, group["maximize"], _to_float(group["weight_decay"]))
+                g = _sparse_grad_view(
+                    p, group["maximize"], _to_float(group["weight_decay"]),
+                    "weight_decay option is not compatible with sparse gradients",
+                ) if p._grad._sparse else _grad_view(
+                    p, group["maximize"], _to_float(group["weight_decay"]))
                 clr = lr / (1 + (step - 1) * lr_decay)
                 state_sum = state["sum"]
                 s = state_sum._array

@@ -142,6 +142,9 @@ class Adam(Optimizer):
             for p in group["params"]:
                 if p._grad is None:
                     continue
+                if p._grad._sparse:
+                    raise RuntimeError("Adam does not support sparse gradients, please consider "
+                                       "SparseAdam instead")
                 params.append(p)
                 states.append(self._init_state(p, amsgrad))
             args = (lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled)

@@ -109,6 +109,21 @@ def _grad_view(p: Tensor, maximize: bool, weight_decay: float):
     return g
 
 
+def _sparse_grad_view(p: Tensor, maximize: bool, weight_decay: float, decay_error: str):
+    """A sparse ``.grad`` of a dense parameter (``Embedding(sparse=True)``) as the dense array
+    of its summed entries, for the updates torch also runs on sparse gradients (SGD, Adagrad):
+    zero off the entries, so the dense update equals torch's sparse one. RuntimeError
+    ``decay_error`` (torch's) with weight decay; NotImplementedError for a sparse parameter."""
+    if p._sparse:
+        raise NotImplementedError(
+            "glassgrad: an optimizer step on a sparse parameter (a sparse COO leaf) is not "
+            "implemented; optimize a dense tensor and build the sparse one from it each step.")
+    if weight_decay != 0:
+        raise RuntimeError(decay_error)
+    g = p._grad.to_dense()._array
+    return -g if maximize else g
+
+
 def _dense_grads(group: dict, name: str):
     """The parameters of ``group`` that have a gradient, in order; torch's RuntimeError
     "<name> does not support sparse gradients" for a sparse one."""
@@ -507,6 +522,8 @@ class Optimizer:
                 else:
                     grad.requires_grad_(False)
                 grad.zero_()
+                if p._sparse:  # a sparse leaf's .grad is read from its values: store it back
+                    p._grad = grad
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own options (``torch.optim.Optimizer.add_param_group``).

@@ -112,6 +112,8 @@ class RMSprop(Optimizer):
             for p in group["params"]:
                 if p._grad is None:
                     continue
+                if p._grad._sparse:
+                    raise RuntimeError("RMSprop does not support sparse gradients")
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor()

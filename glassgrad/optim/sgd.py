@@ -13,9 +13,13 @@ from .optimizer import (
     _bump,
     _evaluate_closure,
     _grad_view,
+    _sparse_grad_view,
     _to_float,
     _use_grad_for_differentiable,
 )
+
+# torch's SGD adds weight_decay * param to the gradient, which it cannot do to a sparse one
+_SPARSE_DECAY = "add(sparse, dense) is not supported. Use add(dense, sparse) instead."
 
 __all__ = ["SGD"]
 
@@ -102,7 +106,9 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p._grad is None:
                     continue
-                g = _grad_view(p, group["maximize"], weight_decay)
+                g = _sparse_grad_view(
+                    p, group["maximize"], weight_decay, _SPARSE_DECAY
+                ) if p._grad._sparse else _grad_view(p, group["maximize"], weight_decay)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")

@@ -22,6 +22,7 @@ import sys
 import numpy as np
 
 from .. import _layout, dtypes
+from ..autograd.grad_mode import _state as _grad_state
 from ..tensor import Tensor
 
 __all__ = ["SparseCOOTensor", "SparseLayoutError"]
@@ -30,7 +31,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PACKAGE = os.path.dirname(_HERE.rstrip(os.sep)) + os.sep
 SUPPORTED = (
     "to_dense, coalesce, indices/values, mm/spmm/sparse.mm/matmul/@ with a dense matrix, "
-    "dense + sparse, sparse +/- sparse, * and / by a number, sum, sparse.softmax/log_softmax, "
+    "dense + sparse, sparse +/- sparse, * by a number or a tensor, / by a number, sum, "
+    "sparse.softmax/log_softmax, "
     "transpose, the unary ops that keep 0 (abs, sqrt, tanh, relu, ...), to(dtype/device), "
     "detach, clone"
 )
@@ -203,13 +205,37 @@ class SparseCOOTensor(Tensor):
 
     def _dense_grad_sink(self) -> Tensor | None:
         """The dense stand-in that collects this leaf's full gradient from torch.mm-like
-        products (NOTE [Sparse gradient layouts] in _ops.py); None when not a leaf needing grad."""
-        if not (self._leaf and self._values_t._requires_grad):
+        products (NOTE [Sparse gradient layouts] in _ops.py); for a tensor derived from such
+        leaves by linear ops, its dense shadow (``_derive_sink``); else None."""
+        if not self._leaf:
+            if self._sink is not None and not isinstance(self._sink, Tensor):
+                self._sink = self._sink()  # the shadow, built when a dense product needs it
+            return self._sink
+        if not self._values_t._requires_grad:
             return None
         if self._sink is None:
             zeros = np.broadcast_to(np.zeros((), self._values_t._array.dtype), self._array.shape)
             self._sink = Tensor._make(zeros).requires_grad_()
         return self._sink
+
+    def _sink_thunk(self):
+        """A function giving ``_dense_grad_sink()``, or None when there is none; nothing dense
+        is made until it is called."""
+        if self._leaf:
+            return self._dense_grad_sink if self._values_t._requires_grad else None
+        return self._dense_grad_sink if self._sink is not None else None
+
+    def _derive_sink(self, out: SparseCOOTensor, fn) -> SparseCOOTensor:
+        """``out`` (made from self by a linear op) with the dense shadow ``fn(self's)``, so a
+        dense gradient that torch.mm or dense + sparse hands ``out`` reaches self's leaves
+        whole, as torch's passes through mul/div/neg/add/transpose/coalesce (NOTE [Sparse
+        gradient layouts]). Callers skip it when the op has another input requiring grad.
+        NOTE: lazy, so ops on a large sparse leaf allocate no dense (n, m) shadow until a dense
+        product's gradient needs one (which is that large anyway)."""
+        thunk = self._sink_thunk()
+        if thunk is not None and _grad_state.enabled:
+            out._sink = lambda: fn(thunk())
+        return out
 
     def _with_values(self, values: Tensor, coalesced: bool | None = None) -> SparseCOOTensor:
         return SparseCOOTensor._build(
@@ -264,7 +290,7 @@ class SparseCOOTensor(Tensor):
             return self
         from ._construct import coalesced
 
-        return coalesced(self)
+        return self._derive_sink(coalesced(self), lambda sink: sink)
 
     # --- autograd state lives in the values --------------------------------------------------
     @property
@@ -287,7 +313,7 @@ class SparseCOOTensor(Tensor):
         its pattern (as ``torch.sparse.mm``'s; ``torch.mm``'s is dense). NOTE: duplicates of one
         index all receive that index's gradient, so it is read once per index."""
         sparse = self._sparse_grad()
-        full = None if self._sink is None else self._sink._grad
+        full = self._sink._grad if isinstance(self._sink, Tensor) else None
         if full is None:
             return sparse
         return full if sparse is None else full + sparse
@@ -314,9 +340,55 @@ class SparseCOOTensor(Tensor):
                                    "that requires grad")
             self._sink.grad = value
             return
-        self._values_t.grad = None if value is None else value._values_t
-        if self._sink is not None:
+        self._values_t.grad = None if value is None else self._on_pattern(value)
+        if isinstance(self._sink, Tensor):
             self._sink.grad = None
+
+    def _on_pattern(self, value: SparseCOOTensor) -> Tensor:
+        """A sparse gradient ``value`` as a gradient of the values: read at this tensor's
+        entries (``.grad`` reads it back on the pattern, so a zeroed or reordered gradient is
+        kept); RuntimeError for an entry outside the pattern, which the values cannot hold."""
+        if tuple(value.shape) != tuple(self.shape):
+            raise RuntimeError(f"assigned grad has data of a different size: {list(value.shape)} "
+                               f"!= {list(self.shape)}")
+        if value._indices_t._array.shape == self._indices_t._array.shape and np.array_equal(
+                value._indices_t._array, self._indices_t._array) and self._coalesced:
+            return value._values_t
+        from ._construct import to_dense
+
+        dense = to_dense(value.detach())._array
+        where = tuple(self._indices_t._array)
+        mask = np.ones(dense.shape[: len(where)], bool)
+        mask[where] = False
+        if np.any(dense[mask]):
+            raise NotImplementedError(
+                "glassgrad: a sparse .grad with entries outside the sparse leaf's own pattern is "
+                "not implemented (the gradient lives in the leaf's values).")
+        return Tensor._make(np.ascontiguousarray(dense[where]).astype(
+            self._values_t._array.dtype, copy=False))
+
+    # NOTE: optimizers and zero_grad read and reset ``p._grad``; for a sparse leaf that is the
+    # ``grad`` above (the Tensor slot would stay None, so updates and resets would skip it)
+    @property
+    def _grad(self):
+        return self.grad if hasattr(self, "_values_t") else None
+
+    @_grad.setter
+    def _grad(self, value) -> None:
+        if hasattr(self, "_values_t"):  # not while Tensor._make initialises the slots
+            self.grad = value
+
+    def zero_(self) -> SparseCOOTensor:
+        """No entries left (``torch.Tensor.zero_`` on a sparse tensor: nnz becomes 0), in
+        place; torch's RuntimeError on a leaf that requires grad."""
+        if self.requires_grad and self.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        values = self._values_t._array
+        self._indices_t = Tensor._make(np.zeros((self.sparse_dim(), 0), np.int64))
+        self._values_t = Tensor._make(np.zeros((0, *values.shape[1:]), values.dtype))
+        self._coalesced = True
+        return self
 
     def detach(self) -> SparseCOOTensor:
         return self._with_values(self._values_t.detach())
@@ -338,9 +410,13 @@ class SparseCOOTensor(Tensor):
     def data(self) -> SparseCOOTensor:
         return self.detach()
 
-    def __reduce_ex__(self, protocol):
-        return (_rebuild, (self._indices_t._array.copy(), self._values_t, self._array.shape,
-                           self._coalesced))
+    def __reduce_ex__(self, protocol):  # NOTE: values detached: torch's copy needs no grad
+        return (_rebuild, (self._indices_t._array.copy(), self._values_t.detach(),
+                           self._array.shape, self._coalesced))
+
+    def __setitem__(self, key, value) -> None:
+        raise TypeError("Cannot assign to a sparse tensor\nglassgrad: build a new one with "
+                        "sparse_coo_tensor, or assign into .to_dense().")
 
     def numpy(self, *, force: bool = False):
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
@@ -404,9 +480,9 @@ class SparseCOOTensor(Tensor):
                 f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
                 f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions")
         shape = self._array.shape
-        return SparseCOOTensor._build(
+        return self._derive_sink(SparseCOOTensor._build(
             np.ascontiguousarray(self._indices_t._array[::-1]), self._values_t,
-            (shape[1], shape[0]), False)
+            (shape[1], shape[0]), False), lambda sink: sink.t())
 
 
 def _rebuild(indices, values, shape, coalesced) -> SparseCOOTensor:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _factories
+from .. import _factories, dtypes
+from ..ops._names import scalar_type
 from ..ops.gather import index_select
 from ..tensor import Tensor
 from ._coo import SparseCOOTensor
@@ -64,6 +65,8 @@ def _apply(name: str, input, dim: int, dtype, log: bool) -> SparseCOOTensor:
     sp = input.coalesce()
     if dtype is not None:
         sp = sp.to(dtype)
+    if sp.dtype not in (dtypes.float32, dtypes.float64):  # torch's CPU kernels: these two only
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type(sp.dtype)}\'')
     values = sp._values_t
     if sp._nnz() == 0:
         return sp._with_values(values * 1)
