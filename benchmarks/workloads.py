@@ -221,3 +221,15 @@ WORKLOADS = {
     "maml": Workload("7 MAML second-order meta step", maml_step, 2, rtol=1e-3),
     "gan": Workload("8 GAN step (digits, retain_graph)", gan_step, 2, rtol=1e-3),
 }
+# issue 20, lane perf
+from benchmarks.per_sample_workloads import per_sample_grads  # noqa: E402
+from benchmarks.resnet_workloads import resnet_step  # noqa: E402
+from benchmarks.scaling_workloads import scaling_rows  # noqa: E402
+from benchmarks.transformer_workloads import transformer_lm_step  # noqa: E402
+
+WORKLOADS["transformer"] = Workload("9 Transformer LM step (nanoGPT 4x128)", transformer_lm_step, 1)
+WORKLOADS["resnet"] = Workload("10 ResNet-8 step (32x3x32x32)", resnet_step, 1)
+WORKLOADS.update(scaling_rows(Workload))
+WORKLOADS["per_sample"] = Workload("12 per-sample grads vmap(grad) b256", per_sample_grads, 1)
+PERF_TARGETS = {"transformer": 1.0, "resnet": 1.2, "per_sample": 0.2,
+                **{key: 1.0 for key in WORKLOADS if key.startswith("scale_")}}
