@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.workloads import _array, init_from_numpy
 
 
 def per_sample_grads(lib, batch: int = 256):
     """MLP 784-256-256-10 (ReLU), cross-entropy of each of ``batch`` samples: the (batch, ...)
     gradients of all six parameters by ``vmap(grad(loss))``."""
+    from benchmarks.workloads import _array, init_from_numpy  # (late: workloads.py imports this module)
+
     nn, func = lib.nn, lib.func
     model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
                           nn.Linear(256, 10))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.workloads import _array, init_from_numpy
 
 _CLASSES: dict = {}
 
@@ -71,6 +70,8 @@ def reset_batch_norms(lib, model) -> None:
 def resnet_step(lib, batch: int = 32):
     """ResNet-8 on 32x3x32x32 images in training mode (batch statistics, running stats updated),
     cross-entropy, one SGD step with momentum 0.9."""
+    from benchmarks.workloads import _array, init_from_numpy  # (late: workloads.py imports this module)
+
     _, ResNet8 = resnet_classes(lib)
     model = ResNet8()
     init_from_numpy(lib, model, 0)

@@ -40,8 +40,10 @@ def write_plot(results: list, header: dict, path: str = DEFAULT_PATH) -> str | N
     for ax, (name, points) in zip(axes[0], series.items()):
         sizes = [size for size, _ in points]
         for lib, color, marker in _LIBS:
-            ax.loglog(sizes, [median[lib] * 1e3 for _, median in points], marker=marker,
-                      color=color, label=lib, base=2)
+            ax.plot(sizes, [median[lib] * 1e3 for _, median in points], marker=marker,
+                    color=color, label=lib)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
         for size, median in points:
             ax.annotate(f"{median['glassgrad'] / median['torch']:.2f}",
                         (size, median["glassgrad"] * 1e3), textcoords="offset points",
@@ -53,7 +55,8 @@ def write_plot(results: list, header: dict, path: str = DEFAULT_PATH) -> str | N
     blas, m = header["blas"], header["machine"]
     fig.suptitle(f"MLP 784-h-h-10 SGD step; {m['cpu']}; {blas['name']}, {blas['threads']} "
                  f"BLAS thread(s); torch {header['torch']['version']} "
-                 f"({header['torch']['threads']}); numbers: ratio glassgrad/torch", fontsize=8)
+                 f"({header['torch']['threads']}); load average "
+                 f"{header.get('load_average_start')}; numbers: ratio glassgrad/torch", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.workloads import init_from_numpy
 
 _CLASSES: dict = {}
 
@@ -85,6 +84,8 @@ def transformer_lm_step(lib, n_layers: int = 4, d_model: int = 128, n_heads: int
                         steps: int = 64, batch: int = 16, vocab: int = 65):
     """nanoGPT-style decoder (4 layers, d_model 128, 4 heads, causal attention) on batch 16 x T 64
     tokens of a 65-symbol vocabulary: next-token cross-entropy, one AdamW step."""
+    from benchmarks.workloads import init_from_numpy  # (late: workloads.py imports this module)
+
     _, GPT = gpt_classes(lib)
     model = GPT(vocab, steps, n_layers, d_model, n_heads)
     init_from_numpy(lib, model, 0)
