@@ -3,7 +3,8 @@
 The torch.func recipe: the loss of one sample as a function of the parameters (through
 ``func.functional_call``), its gradient by ``func.grad``, mapped over the batch by ``func.vmap``
 with the parameters shared (``in_dims=(None, 0, 0)``). One iteration computes every sample's
-gradient of every parameter; its "loss" for the check is the sum of their squares.
+gradient of every parameter; its "loss" for the check is the sum of the squares of samples 0,
+51, ..., 255's.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def per_sample_grads(lib, batch: int = 256):
 
     def step():
         grads = grads_of_samples(params, x, y)
-        return float(sum((g * g).sum().item() for g in grads.values()))
+        # NOTE: six samples' gradients for the check: squaring all 256 (51M values in the first
+        # layer's) cost as much as computing them
+        return float(sum((g[::51] * g[::51]).sum().item() for g in grads.values()))
 
     return step
