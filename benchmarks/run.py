@@ -43,6 +43,10 @@ from benchmarks.workloads import WORKLOADS
 TARGETS = {"chain": 0.5, "x3": 1.0, "mlp": 1.0, "cnn": 2.0, "lstm": 1.5, "wgan_gp": 1.0,
            "maml": 1.0, "gan": 1.0}
 MEMORY_TARGETS = {"mlp": 0.5}
+# issue 20, lane perf
+from benchmarks.workloads import PERF_TARGETS  # noqa: E402
+
+TARGETS.update(PERF_TARGETS)
 WARMUP = memory.WARMUP  # iterations; their losses are the ones compared
 # NOTE [Sample length]: a library's first iteration after the other library's sample refills the
 # caches, branch predictors and allocator pools the other evicted (measured on the op chain:
@@ -167,6 +171,9 @@ def main(argv=None) -> int:
                         help="BLAS threads for NumPy and torch (default: NumPy's BLAS default)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs")
     parser.add_argument("--json", default=None, metavar="PATH", help="also write results here")
+    parser.add_argument("--plot", default=os.path.join(ROOT, "docs", "bench_scaling.png"),
+                        metavar="PATH", help="the scaling plot of row 11 (written when two or "
+                        "more of its rows ran; '' skips it)")
     parser.add_argument("--memory-child", nargs=2, metavar=("KEY", "LIB"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
@@ -277,6 +284,11 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"header": header, "results": results}, f, indent=2)
+    if args.plot:
+        from benchmarks.scaling_plot import write_plot
+
+        if write_plot(results, header, args.plot):
+            print(f"scaling plot written to {args.plot}")
     if failed:
         print("FAILED: glassgrad and torch computed different losses (see 'losses')",
               file=sys.stderr)

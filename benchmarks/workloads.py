@@ -74,11 +74,12 @@ def cube_second_derivative(lib):
     return step
 
 
-def mlp_step(lib, batch: int = 128):
-    """MLP 784-256-256-10 with ReLU, cross-entropy, one SGD step."""
+def mlp_step(lib, batch: int = 128, hidden: int = 256):
+    """MLP 784-256-256-10 with ReLU, cross-entropy, one SGD step (``hidden`` other than 256:
+    row 11's sizes, benchmarks/scaling_workloads.py)."""
     nn = lib.nn
-    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
-                          nn.Linear(256, 10))
+    model = nn.Sequential(nn.Linear(784, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                          nn.Linear(hidden, 10))
     init_from_numpy(lib, model, 0)
     rng = np.random.default_rng(1)
     x = _array(lib, rng, (batch, 784), 0.0, 1.0)
@@ -226,3 +227,15 @@ WORKLOADS = {
     "loader0": Workload("14a DataLoader epoch, num_workers=0", loader_0, 1, rtol=1e-3),
     "loader2": Workload("14b DataLoader epoch, 2 workers", loader_2, 1, rtol=1e-3),
 }
+# issue 20, lane perf
+from benchmarks.per_sample_workloads import per_sample_grads  # noqa: E402
+from benchmarks.resnet_workloads import resnet_step  # noqa: E402
+from benchmarks.scaling_workloads import scaling_rows  # noqa: E402
+from benchmarks.transformer_workloads import transformer_lm_step  # noqa: E402
+
+WORKLOADS["transformer"] = Workload("9 Transformer LM step (nanoGPT 4x128)", transformer_lm_step, 1)
+WORKLOADS["resnet"] = Workload("10 ResNet-8 step (32x3x32x32)", resnet_step, 1)
+WORKLOADS.update(scaling_rows(Workload, mlp_step))
+WORKLOADS["per_sample"] = Workload("12 per-sample grads vmap(grad) b256", per_sample_grads, 1)
+PERF_TARGETS = {"transformer": 1.0, "resnet": 1.2, "per_sample": 0.2,
+                **{key: 1.0 for key in WORKLOADS if key.startswith("scale_")}}

@@ -129,11 +129,13 @@ def _erf_block(x):
     np.minimum(y, _Y_MAX, out=y)  # NOTE: keeps nan (np.minimum propagates it)
     result = _erf_small(np.clip(x, -_THRESH, _THRESH))  # exact where |x| <= _THRESH; -0.0 kept
     big = y > _THRESH
-    if big.any():
-        ones = _erfc_large(y)
+    count = np.count_nonzero(big)
+    if count:
+        where = _large_range(big, count)
+        ones = _erfc_large(y[where])
         np.subtract(1.0, ones, out=ones)
-        np.copysign(ones, x, out=ones)
-        np.copyto(result, ones, where=big)
+        np.copysign(ones, x[where], out=ones)
+        _put(result, ones, where, big)
     return result
 
 
@@ -144,11 +146,38 @@ def _erfc_block(x):
     result = _erf_small(np.clip(x, -_THRESH, _THRESH))
     np.subtract(1.0, result, out=result)
     big = y > _THRESH
-    if big.any():
-        tail = _erfc_large(y)
-        np.copyto(tail, 2.0 - tail, where=x < 0)
-        np.copyto(result, tail, where=big)
+    count = np.count_nonzero(big)
+    if count:
+        where = _large_range(big, count)
+        tail = _erfc_large(y[where])
+        np.copyto(tail, 2.0 - tail, where=x[where] < 0)
+        _put(result, tail, where, big)
     return result
+
+
+# NOTE [Gathered range]: Cody's second and third ranges (~45 array passes) are evaluated only on
+# the block's elements that need them, gathered by index, when those are at most 3/4 of the
+# block; beyond that the gather and scatter cost more than the passes they save, and the ranges
+# run on the whole block, kept by the mask. The arithmetic per element is the same either way,
+# so the results are bit for bit those of the whole-block evaluation (tests/test_erf_gathered.py).
+# Measured on 524,288 float32 values, one thread: GELU's inputs (x / sqrt(2), x ~ N(0, 1): 35%
+# in the large ranges) 23.4 -> 13.8 ms; 60% 25.1 -> 14.2 ms, 74% 23.9 -> 21.6 ms, 79% 27.1 ->
+# 31.0 ms (so the cut at 3/4).
+_GATHER_AT_MOST = 0.75
+
+
+def _large_range(big, count):
+    """Where the large ranges run: the indices of ``big`` (NOTE [Gathered range]) or, for a
+    block mostly in them, the whole block (``slice(None)``)."""
+    return np.flatnonzero(big) if count <= _GATHER_AT_MOST * big.size else slice(None)
+
+
+def _put(result, values, where, big):
+    """``result`` takes ``values`` at ``where`` (indices), or where ``big`` for the whole block."""
+    if isinstance(where, slice):
+        np.copyto(result, values, where=big)
+    else:
+        result[where] = values
 
 
 # NOTE [Blockwise special functions]: each range of NOTE [Cody's erf] is evaluated on the whole
