@@ -383,6 +383,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         out = tuple(math.floor(s * f) for s, f in zip(in_size, scales))
         if recompute_scale_factor:
             scales = (None,) * nd
+    from ._interp_dtypes import check_dtype
+
+    check_dtype(input, mode, nd, out, bool(antialias))
     x = input
     if mode != "nearest":
         from ._functional_interp import resample
