@@ -386,11 +386,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     from ._interp_dtypes import check_dtype
 
     check_dtype(input, mode, nd, out, bool(antialias))
+    from ._memory_layout import like_input  # NOTE: torch's output takes a channels-last input's
+
     x = input
     if mode != "nearest":
         from ._functional_interp import resample
 
-        return resample(x, mode, in_size, out, scales, align_corners, bool(antialias))
+        return like_input(resample(x, mode, in_size, out, scales, align_corners,
+                                   bool(antialias)), input)
     factors = [o // s if s and o % s == 0 else 0 for s, o in zip(in_size, out)]
     if all(factors) and all(sc is None or sc == f for sc, f in zip(scales, factors)):
         # integer factors: insert a size-f axis after each spatial dim and broadcast into it
@@ -400,12 +403,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         full = list(x.shape[:2])
         for s, f in zip(in_size, factors):
             full += [s, f]
-        return x.reshape(shape).expand(*full).reshape(*x.shape[:2], *out)
+        return like_input(x.reshape(shape).expand(*full).reshape(*x.shape[:2], *out), input)
     for i, (s, o, sc) in enumerate(zip(in_size, out, scales)):
         if s != o:
             index = primitive._make(_nearest_index(s, o, sc))
             x = x.index_select(2 + i, index)
-    return x
+    return like_input(x, input)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:

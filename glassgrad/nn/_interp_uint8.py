@@ -116,4 +116,4 @@ def resample_uint8(a: np.ndarray, out_size, scales, mode="bilinear", antialias=F
             weights, precision = _weights(in_size, size, mode, antialias, align_corners,
                                           scales[axis - 2])
             out = _pass(out, axis, weights, precision)
-    return out
+    return np.ascontiguousarray(out)
