@@ -176,7 +176,17 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
 def softshrink(input, lambd: float = 0.5):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (signed as ``x``);
     NaN stays NaN, with gradient 0 as PyTorch's vectorised kernel
-    (``torch.nn.functional.softshrink``)."""
+    (``torch.nn.functional.softshrink``). RuntimeError for a ``lambd`` outside [0, the dtype's
+    largest finite value]."""
+    if input.dtype.is_floating_point:
+        from .._dtype_info import finfo
+        from ..ops._names import scalar_type
+
+        top = float(finfo(input.dtype).max)
+        if not 0 <= lambd <= top:
+            raise RuntimeError(
+                f"lambda must be in range [0, {top:g}] for input dtype "
+                f"{scalar_type(input.dtype)}, but found {lambd:g}")
     shifted = where(input > lambd, input - lambd, input + lambd)
     return where((input > lambd) | (input < -lambd), shifted, input.detach() * 0.0)
 

@@ -55,7 +55,14 @@ _dropout_ = _composite_inplace(_feature_dropout, "dropout_")
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` (``torch.nn.functional.dropout1d``)."""
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` (``torch.nn.functional.dropout1d``);
+    RuntimeError for another rank."""
+    _check_p(p)  # torch checks p first
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, "
+            "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
     return _feature_dropout(input, p, training, 3, inplace)
 
 

@@ -539,7 +539,14 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``, broadcasting
-    (``torch.nn.functional.cosine_similarity``)."""
+    (``torch.nn.functional.cosine_similarity``); an integer or bool input is promoted to the
+    common dtype, which must be floating (RuntimeError otherwise)."""
+    common = dtypes.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{scalar_type(common)}")
+    x1 = x1 if x1.dtype.is_floating_point else x1.to(common)
+    x2 = x2 if x2.dtype.is_floating_point else x2.to(common)
     n1 = norm(x1, 2, dim, keepdim=True).clamp_min(eps)
     n2 = norm(x2, 2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)

@@ -234,6 +234,12 @@ def _adaptive_size(x, output_size, nd, op) -> tuple:
     if any(o < 0 for o in sizes):
         raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 "
                            f"but received {list(sizes)}")
+    shape = list(x.shape[:2]) + ([1] if nd == 1 else []) + list(sizes)  # torch pools 1-D as 2-D
+    numel = math.prod(shape)
+    if numel > (1 << 63) - 1 and "avg" in op:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if numel * x._array.dtype.itemsize > (1 << 63) - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={shape}")
     return sizes
 
 
@@ -383,8 +389,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         out = tuple(math.floor(s * f) for s, f in zip(in_size, scales))
         if recompute_scale_factor:
             scales = (None,) * nd
-    from ._interp_dtypes import check_dtype
+    from ._interp_dtypes import check_dtype, check_sizes
 
+    check_sizes(mode, in_size, out)
     check_dtype(input, mode, nd, out, bool(antialias))
     from ._memory_layout import like_input  # NOTE: torch's output takes a channels-last input's
 

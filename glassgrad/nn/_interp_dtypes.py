@@ -1,4 +1,4 @@
-"""Which dtypes ``interpolate`` accepts in each mode, and torch's error for the others.
+"""``interpolate``'s checks on the input dtype and on the sizes, with torch's errors.
 
 torch 2.13's CPU kernels are dispatched on floating types only, plus uint8 for nearest,
 nearest-exact and 4-D bilinear/bicubic (with or without antialias). Any other dtype raises
@@ -38,3 +38,21 @@ def check_dtype(x, mode: str, nd: int, out_size, antialias: bool) -> None:
         f'"{_kernel(mode, nd, out_size, antialias)}" not implemented for '
         f"'{scalar_type(x._array.dtype)}' (glassgrad: interpolate(mode={mode!r}) of "
         f"{x._array.dtype.name} input, as torch; convert the input to a floating dtype first)")
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def check_sizes(mode: str, in_size, out_size) -> None:
+    """torch's RuntimeErrors for an output size beyond int64 (a huge scale_factor) and, in every
+    mode but area, for an input or output size below 1."""
+    if any(not -_INT64_MAX - 1 <= o <= _INT64_MAX for o in out_size):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if mode == "area" or (min(in_size) > 0 and min(out_size) > 0):
+        return
+    names = ("D", "H", "W")[3 - len(in_size):]
+    given = ", ".join(f"{n}: {s}" for n, s in zip(names, in_size))
+    wanted = ", ".join(f"{n}: {s}" for n, s in zip(names, out_size))
+    joiner = " and output" if len(in_size) == 1 else " output"  # NOTE: torch's 1-D wording
+    raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({given})"
+                       f"{joiner} ({wanted})")

@@ -245,7 +245,7 @@ class Module:
                 d.pop(name, None)
             else:
                 persistent = name not in self._non_persistent_buffers_set
-            self.register_buffer(name, value, persistent)
+            _api.register_buffer_compat(self, name, value, persistent)
             return
         object.__setattr__(self, name, value)
 
