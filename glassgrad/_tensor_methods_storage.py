@@ -275,8 +275,7 @@ def is_shared(self) -> bool:
     """True when the storage is a memory map: moved there by ``share_memory_`` (processes forked
     afterwards see writes) or mapped from a file (``from_file``) (``torch.Tensor.is_shared``)."""
     _no_storage(self, "storage")
-    buf = _storage.owner(self._array).base
-    return isinstance(buf.obj if isinstance(buf, memoryview) else buf, mmap.mmap)
+    return _storage.in_shared_memory(self._array)
 
 
 def share_memory_(self):

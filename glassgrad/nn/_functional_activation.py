@@ -246,11 +246,42 @@ def _in_place(fn, op):
     return method
 
 
+_NEGATIVE_SLOPE = {
+    "elu": "In-place elu backward calculation is triggered with a negative slope which is not "
+           "supported. This is caused by calling in-place forward function with a negative "
+           "slope, please call out-of-place version instead.",
+    "leakyReLu": "In-place leakyReLu backward calculation is triggered with a negative slope "
+                 "which is not supported. This is caused by calling in-place forward function "
+                 "with a negative slope, please call out-of-place version instead. File an issue "
+                 "at https://github.com/pytorch/pytorch if you do require supporting in-place "
+                 "leakRelu backward calculation with negative slope",
+}
+
+
+def _in_place_sloped(fn, op, slope_name, default, kernel):
+    """``_in_place(fn, op)`` whose backward raises torch's RuntimeError for a negative slope: an
+    in-place result no longer holds the input that gradient needs."""
+    method = _in_place(fn, op)
+
+    def sloped(input, *args, **kwargs):
+        result = method(input, *args, **kwargs)
+        slope = args[0] if args else kwargs.get(slope_name, default)
+        if slope < 0 and result.requires_grad:
+            def refuse(grad):
+                raise RuntimeError(_NEGATIVE_SLOPE[kernel])
+
+            result.register_hook(refuse)
+        return result
+
+    sloped.__name__, sloped.__doc__ = op, method.__doc__
+    return sloped
+
+
 hardtanh_ = _in_place(hardtanh, "hardtanh_")
-leaky_relu_ = _in_place(leaky_relu, "leaky_relu_")
-elu_ = _in_place(elu, "elu_")
+leaky_relu_ = _in_place_sloped(leaky_relu, "leaky_relu_", "negative_slope", 0.01, "leakyReLu")
+elu_ = _in_place_sloped(elu, "elu_", "alpha", 1.0, "elu")
 selu_ = _in_place(selu, "selu_")
-celu_ = _in_place(celu, "celu_")
+celu_ = _in_place_sloped(celu, "celu_", "alpha", 1.0, "elu")
 threshold_ = _in_place(threshold, "threshold_")
 _silu_ = _in_place(silu, "silu_")  # (PyTorch has no F.silu_: inplace=True only)
 _mish_ = _in_place(mish, "mish_")

@@ -4,6 +4,8 @@ primitives: no derivative code."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -265,6 +267,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
+    _check_normalized_shape(normalized_shape)
     if input.is_floating_point():
         _check_mixed("layer_norm", input, weight, bias)
     if _half_input(input):
@@ -295,11 +298,19 @@ def _check_affine_shape(normalized_shape, **affine) -> None:
                                f"{list(normalized_shape)}")
 
 
+def _check_normalized_shape(normalized_shape: tuple) -> None:
+    if not normalized_shape:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            "one element, but got normalized_shape = []")
+
+
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing dims (``torch.nn.functional.rms_norm``)."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     k = len(tuple(normalized_shape))
+    _check_normalized_shape(tuple(normalized_shape))
     if is_tensor(input) and input.ndim < k:
         raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input.ndim}")
     _check_affine_shape(tuple(normalized_shape), weight=weight)
@@ -328,6 +339,11 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
             "Expected number of channels in input to be divisible by num_groups, but got input of "
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
+    # torch's _verify_batch_size on (N * C / G, G, *spatial): one value per group is refused
+    per_group = [n * c // num_groups, num_groups] + list(input.shape[2:])
+    if math.prod(per_group[:1] + per_group[2:]) == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{per_group}")
     if input.is_floating_point():
         _check_mixed("group_norm", input, weight, bias)
     if _half_input(input):
