@@ -257,3 +257,57 @@ def test_in_place_activation_with_a_positive_slope_keeps_torchs_gradient():
         lib.nn.functional.elu_(a.clone(), alpha=0.7).sum().backward()
         grads.append(a.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+def _pad_report(lib):
+    F = lib.nn.functional
+    out = []
+    for shape, pads in [((2, 3, 4, 5), (1, 1)), ((2,), (1, 1)), ((2, 3, 4, 5, 6, 7), (1,) * 6),
+                        ((2, 3), (1, 1, 1, 1)), ((2, 3, 4, 5), (1,) * 8), ((2, 3), ()),
+                        ((2, 3, 4), (1, 1)), ((2, 3, 4), (1, 1, 1, 1))]:
+        for mode in ("reflect", "replicate", "circular", "constant"):
+            try:
+                out.append(tuple(F.pad(lib.zeros(*shape), pads, mode=mode).shape))
+            except Exception as e:  # noqa: BLE001 - the error type and text are compared
+                out.append((type(e).__name__, str(e)))
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        for x in (lib.zeros(2, 3, 4, 5).contiguous(memory_format=lib.channels_last),
+                  lib.zeros(2, 3, 4, 5, 6).contiguous(memory_format=lib.channels_last_3d),
+                  lib.zeros(2, 3, 4, 5)):
+            for pads in ((1, 1, 1, 1), (0, 0, 0, 0), (0, 0, -1, -1)):
+                pads = pads + (1, 1) if x.ndim == 5 else pads
+                result = F.pad(x, pads, mode=mode)
+                out.append((mode, x.ndim, pads, result.stride()))
+                result.fill_(4.0)
+                out.append(bool((x == 4).any()))  # never a view of the input
+    return out
+
+
+def test_pad_shapes_errors_layouts_and_copies_match_torch():
+    theirs, ours = _pad_report(torch), _pad_report(glassgrad)
+    assert ours == theirs
+
+
+def test_threshold_in_place_on_an_expanded_view_is_allowed_as_in_torch():
+    outs = []
+    for lib in (torch, glassgrad):
+        x = lib.tensor([[0.2, 0.7, 0.5, 0.9]]).expand(3, 4)
+        lib.nn.functional.threshold(x, 0.5, 0.5, inplace=True)
+        lib.nn.functional.threshold_(x, 0.6, -1.0)
+        outs.append(x.numpy().copy())
+    np.testing.assert_array_equal(outs[1], outs[0])
+
+
+@pytest.mark.parametrize("lower,upper,training", [(-5.0, 1.0, False), (-0.5, -0.1, False),
+                                                  (-5.0, 1.0, True), (0.1, 0.3, False)])
+def test_rrelu_in_place_with_a_negative_mean_slope_refuses_backward(lower, upper, training):
+    def run(lib, fn):
+        a = lib.tensor([-1.0, 1.0], requires_grad=True)
+        fn(lib)(a.clone(), lower, upper, training=training).backward(lib.ones(2))
+        return a.grad
+
+    for fn in (lambda lib: lib.nn.functional.rrelu_, lambda lib: lib.rrelu_):
+        if training or (lower + upper) / 2 >= 0:
+            assert run(torch, fn).shape == run(glassgrad, fn).shape
+        else:
+            _raises_alike(lambda lib, fn=fn: run(lib, fn))

@@ -258,6 +258,16 @@ _NEGATIVE_SLOPE = {
 }
 
 
+def refuse_backward(result, kernel: str) -> None:
+    """Make backward through the in-place ``result`` of a negative-slope ``kernel`` raise
+    torch's RuntimeError."""
+    if result.requires_grad:
+        def refuse(grad):
+            raise RuntimeError(_NEGATIVE_SLOPE[kernel])
+
+        result.register_hook(refuse)
+
+
 def _in_place_sloped(fn, op, slope_name, default, kernel):
     """``_in_place(fn, op)`` whose backward raises torch's RuntimeError for a negative slope: an
     in-place result no longer holds the input that gradient needs."""
@@ -265,12 +275,8 @@ def _in_place_sloped(fn, op, slope_name, default, kernel):
 
     def sloped(input, *args, **kwargs):
         result = method(input, *args, **kwargs)
-        slope = args[0] if args else kwargs.get(slope_name, default)
-        if slope < 0 and result.requires_grad:
-            def refuse(grad):
-                raise RuntimeError(_NEGATIVE_SLOPE[kernel])
-
-            result.register_hook(refuse)
+        if (args[0] if args else kwargs.get(slope_name, default)) < 0:
+            refuse_backward(result, kernel)
         return result
 
     sloped.__name__, sloped.__doc__ = op, method.__doc__

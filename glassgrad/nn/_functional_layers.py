@@ -442,8 +442,15 @@ def pad(input, pad, mode: str = "constant", value=None):
             f"got padding length {len(pad)} and input of dimension {input.ndim}"
         )
     if mode != "constant" and value not in (None, 0, 0.0):
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
     k = len(pad) // 2
+    if mode != "constant" and (not 1 <= k <= 3 or input.ndim not in (k + 1, k + 2)):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode in ("reflect", "replicate") and input.ndim in (k + 1, k + 2) and 0 in (
             input.shape[1:] if input.ndim == k + 2 else input.shape):
         raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
@@ -478,7 +485,13 @@ def pad(input, pad, mode: str = "constant", value=None):
                 f"Unrecognised padding mode {mode} (glassgrad: use constant, reflect, replicate "
                 "or circular)"
             )
-    return out
+    if out is input or np.may_share_memory(out._array, input._array):
+        out = out.clone()  # torch's pad never returns a view of its input
+    if mode == "circular":  # NOTE: torch's circular pad writes a contiguous output
+        return out.contiguous()
+    from ._memory_layout import like_input
+
+    return like_input(out, input)
 
 
 def _constant_pad(x, dim, before, after, value):
