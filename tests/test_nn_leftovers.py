@@ -311,3 +311,40 @@ def test_rrelu_in_place_with_a_negative_mean_slope_refuses_backward(lower, upper
             assert run(torch, fn).shape == run(glassgrad, fn).shape
         else:
             _raises_alike(lambda lib, fn=fn: run(lib, fn))
+
+
+@pytest.mark.parametrize("size", [(4,), (4, 4, 4), (4.0, 4.0), "tensors", (True, 2), 4.0, "a"],
+                         ids=str)
+def test_interpolate_size_errors_match_torch(size):
+    def run(lib):
+        s = (lib.tensor(4.0), lib.tensor(4.0)) if size == "tensors" else size
+        return lib.nn.functional.interpolate(lib.ones(1, 1, 2, 2), size=s)
+
+    with pytest.raises(Exception) as theirs:
+        run(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        run(glassgrad)
+    head = str(theirs.value).split(",")[0].split("<class")[0]
+    assert str(ours.value).startswith(head)
+
+
+def test_interpolate_integer_tensor_sizes_work_as_in_torch():
+    for size in ((lambda lib: lib.tensor(4)), (lambda lib: [lib.tensor(2), 3])):
+        shapes = [tuple(lib.nn.functional.interpolate(lib.ones(1, 1, 2, 2), size=size(lib)).shape)
+                  for lib in (torch, glassgrad)]
+        assert shapes[0] == shapes[1]
+
+
+def test_multi_head_attention_refuses_bias_with_a_static_key():
+    def run(lib, which):
+        embed, heads, bsz = 4, 2, 3
+        x = lib.randn(2, bsz, embed)
+        static = lib.randn(bsz * heads, 2, embed // heads)
+        return lib.nn.functional.multi_head_attention_forward(
+            x, x, x, embed, heads, lib.randn(3 * embed, embed), lib.randn(3 * embed),
+            lib.randn(1, 1, embed), lib.randn(1, 1, embed), False, 0.0, lib.randn(embed, embed),
+            lib.randn(embed), training=False, need_weights=False,
+            static_k=static if which == "k" else None, static_v=static if which == "v" else None)
+
+    for which in ("k", "v"):
+        _raises_alike(lambda lib: run(lib, which))

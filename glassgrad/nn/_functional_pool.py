@@ -375,7 +375,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        out = _ntuple(size, nd, "size", "interpolate")
+        from ._interp_dtypes import check_size
+
+        out = check_size(size, in_size, mode)
         scales = (None,) * nd
     else:
         scales = tuple(float(s) for s in (

@@ -56,3 +56,42 @@ def check_sizes(mode: str, in_size, out_size) -> None:
     joiner = " and output" if len(in_size) == 1 else " output"  # NOTE: torch's 1-D wording
     raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({given})"
                        f"{joiner} ({wanted})")
+
+
+def _is_integer(value) -> bool:
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return not value.dtype.is_floating_point and value.dtype.name != "bool" and \
+            value.numel() == 1
+    return isinstance(value, int)
+
+
+def check_size(size, in_size, mode: str):
+    """``size`` as ``interpolate`` takes it (an int, or one int per spatial dim), with torch's
+    ValueError/TypeErrors for a wrong count or non-integer entries; a tuple of ints."""
+    nd = len(in_size)
+    if isinstance(size, (list, tuple)):
+        if len(size) != nd:
+            raise ValueError(
+                "Input and output must have the same number of spatial dimensions, but got input "
+                f"with spatial dimensions of {list(in_size)} and output size of {size}. Please "
+                "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, "
+                "o2, ...,oK) format.")
+        if not all(_is_integer(s) for s in size):
+            kinds = [str(type(s)) for s in size]
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                            f"Tuple[int, int, int], but got size with types [{', '.join(kinds)}]")
+        sizes = tuple(size)
+    else:
+        sizes = (size,) * nd
+    if not all(_is_integer(s) and not isinstance(s, bool) for s in sizes):
+        kernel = {"nearest": "upsample_nearest", "linear": "upsample_linear",
+                  "bilinear": "upsample_bilinear", "bicubic": "upsample_bicubic",
+                  "trilinear": "upsample_trilinear", "area": "adaptive_avg_pool",
+                  "nearest-exact": "_upsample_nearest_exact"}.get(mode, "interpolate")
+        raise TypeError(f"{kernel}{nd}d() received an invalid combination of arguments - got "
+                        f"(Tensor, {type(size).__name__ if isinstance(size, tuple) else 'list'}, "
+                        "NoneType), but expected a tuple of ints output_size\nglassgrad: "
+                        f"interpolate's size must be ints, got {size!r}.")
+    return tuple(int(s) for s in sizes)
