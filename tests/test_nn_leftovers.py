@@ -348,3 +348,17 @@ def test_multi_head_attention_refuses_bias_with_a_static_key():
 
     for which in ("k", "v"):
         _raises_alike(lambda lib: run(lib, which))
+
+
+def test_functional_grad_is_the_nn_grad_module_with_torchs_values():
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 5))
+    w = np.random.default_rng(1).standard_normal((4, 3, 3, 2))
+    g = np.random.default_rng(2).standard_normal((2, 4, 4, 4))
+    outs = []
+    for lib in (torch, glassgrad):
+        F = lib.nn.functional
+        assert F.grad is lib.nn.grad
+        outs.append((F.grad.conv2d_input(x.shape, lib.tensor(w), lib.tensor(g)).numpy(),
+                     F.grad.conv2d_weight(lib.tensor(x), w.shape, lib.tensor(g)).numpy()))
+    for ours, theirs in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
