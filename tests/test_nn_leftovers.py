@@ -362,3 +362,40 @@ def test_functional_grad_is_the_nn_grad_module_with_torchs_values():
                      F.grad.conv2d_weight(lib.tensor(x), w.shape, lib.tensor(g)).numpy()))
     for ours, theirs in zip(outs[1], outs[0]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def _layouts(lib):
+    nn, out = lib.nn, []
+    for cls in (nn.Dropout, nn.Dropout2d, nn.Dropout3d):
+        for fmt in (lib.contiguous_format, lib.channels_last):
+            x = lib.empty(2, 3, 3, 6, memory_format=fmt)[..., ::2]
+            x.copy_(lib.ones(2, 3, 3, 3))
+            out.append(cls(p=1e-10)(x).stride())
+    x = lib.randn(3, 18, 4, 4).contiguous(memory_format=lib.channels_last)
+    out.append(nn.PixelShuffle(3)(x).stride())
+    out.append(nn.PixelUnshuffle(3)(nn.PixelShuffle(3)(x)).stride())
+    out.append(lib.empty(2, 3, 4, 5, 6, memory_format=lib.channels_last_3d).stride())
+    m = nn.Conv2d(16, 32, 2).to(lib.float64, memory_format=lib.channels_last)
+    out.append((m.weight.stride(), m.bias.stride(), str(m.weight.dtype).split(".")[-1]))
+    return out
+
+
+def test_dropout_pixel_shuffle_empty_and_module_to_keep_torchs_memory_format():
+    assert _layouts(glassgrad) == _layouts(torch)
+
+
+def test_dropout_of_a_channels_last_view_keeps_torchs_values_at_p_near_0():
+    outs = []
+    for lib in (torch, glassgrad):
+        x = lib.empty(2, 3, 3, 6, memory_format=lib.channels_last)[..., ::2]
+        x.copy_(lib.arange(54.0).reshape(2, 3, 3, 3))
+        outs.append(lib.nn.Dropout2d(p=1e-10)(x).numpy())
+    np.testing.assert_array_equal(outs[1], outs[0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.empty(2, 3, memory_format=lib.channels_last),
+    lambda lib: lib.nn.Conv3d(2, 2, 2).to(memory_format=lib.channels_last),
+])
+def test_channels_last_of_the_wrong_rank_raises_torchs_error(call):
+    _raises_alike(call)

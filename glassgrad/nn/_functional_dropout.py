@@ -27,7 +27,9 @@ def _mask_dropout(input, p, mask_shape):
     if p == 1.0:  # NOTE: torch's input.mul(zeros({}, input.options())): an int input stays int
         return input * (0.0 if dt.kind == "f" or dt == dtypes.bfloat16.np else 0)
     noise = _rng(None).bernoulli(mask_shape, dt, 1.0 - p)
-    return input * Tensor._make(noise / dt.type(1.0 - p))
+    from ._memory_layout import like_input  # NOTE: torch's product keeps a channels-last layout
+
+    return like_input(input * Tensor._make(noise / dt.type(1.0 - p)), input)
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):

@@ -89,3 +89,13 @@ def check_init_args(module, args, kwargs) -> None:
     if args:
         raise TypeError(f"{name}.__init__() takes 1 positional argument but {len(args) + 1} "
                         "were given")
+
+
+def convert(t, dtype, memory_format):
+    """One parameter or buffer under ``Module.to``: floating ones to ``dtype``; 4-D and 5-D
+    ones laid out in ``memory_format`` (torch's rank error for the other channels-last)."""
+    if dtype is not None and t.is_floating_point():
+        t = t.to(dtype)
+    if memory_format is not None and t.dim() in (4, 5):
+        t = t.contiguous(memory_format=memory_format)
+    return t

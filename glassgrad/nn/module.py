@@ -462,14 +462,15 @@ class Module:
             raise RuntimeError(".to() does not accept copy argument")
         if device is not None:
             _device(device)
-        if dtype is None:
+        fmt = bound.get("memory_format")
+        if dtype is None and fmt is None:
             return self
-        if not dtype.is_floating_point:
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
                 f"dtype={dtype}"
             )
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        return self._apply(lambda t: _args.convert(t, dtype, fmt))
 
     def _cast(self, d) -> Module:
         return self._apply(lambda t: t.to(d) if t.is_floating_point() else t)
