@@ -399,3 +399,8 @@ def test_dropout_of_a_channels_last_view_keeps_torchs_values_at_p_near_0():
 ])
 def test_channels_last_of_the_wrong_rank_raises_torchs_error(call):
     _raises_alike(call)
+
+
+def test_fold_with_a_negative_block_count_raises_torchs_error():
+    _raises_alike(lambda lib: lib.nn.Fold(output_size=(4, 5), kernel_size=(2, 2), stride=1,
+                                          dilation=8, padding=0)(lib.randn(1, 12, 12)))
