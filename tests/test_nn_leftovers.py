@@ -404,3 +404,38 @@ def test_channels_last_of_the_wrong_rank_raises_torchs_error(call):
 def test_fold_with_a_negative_block_count_raises_torchs_error():
     _raises_alike(lambda lib: lib.nn.Fold(output_size=(4, 5), kernel_size=(2, 2), stride=1,
                                           dilation=8, padding=0)(lib.randn(1, 12, 12)))
+
+
+def _permuted_dropouts(lib):
+    import itertools
+
+    out = []
+    ones = lib.ones(2, 3, 4, 5)
+    for cls in (lib.nn.Dropout, lib.nn.Dropout2d):
+        for perm in itertools.permutations(range(4)):
+            back = tuple(perm.index(d) for d in range(4))
+            for shift in ((0, 0), (1, 1)):
+                x = ones.permute(perm).contiguous().permute(back)[shift[0]:, shift[1]:]
+                result = cls(p=0.3)(x)
+                out.append(result.permute(perm).is_contiguous())
+    return out
+
+
+def test_dropout_output_follows_a_permuted_input_as_in_torch():
+    assert _permuted_dropouts(glassgrad) == _permuted_dropouts(torch)
+
+
+@pytest.mark.parametrize("shape", [(1, 2, 2, 2, 2, 2), (3, 2, 2, 2), (2, 3, 2, 2, 2), (3, 4, 2)])
+def test_dropout3d_masks_and_warnings_match_torch(shape):
+    import warnings
+
+    outs, seen = [], []
+    for lib in (torch, glassgrad):
+        lib.manual_seed(0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outs.append(lib.nn.functional.dropout3d(lib.ones(*shape, dtype=lib.float64),
+                                                    0.5).numpy())
+        seen.append([str(w.message) for w in caught])
+    np.testing.assert_array_equal(outs[1], outs[0])
+    assert seen[1] == seen[0]

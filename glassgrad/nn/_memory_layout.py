@@ -45,3 +45,18 @@ def like_input(result, x):
     if fmt is mf.contiguous_format or result.ndim != x.ndim:
         return result.contiguous()
     return result.contiguous(memory_format=fmt)
+
+
+def like_strides(result, x):
+    """``result`` laid out in the dim order of ``x``'s strides (largest first), as torch's
+    elementwise kernels (TensorIterator) lay out an output after a permuted input."""
+    arr = x._array
+    if arr.flags.c_contiguous or result.ndim != arr.ndim:
+        return result
+    strides = _storage.strides(arr)
+    order = tuple(sorted(range(arr.ndim), key=lambda d: (-strides[d], d)))
+    if order == tuple(range(arr.ndim)):
+        return result.contiguous()
+    from .._tensor_methods_storage import ContiguousCopy
+
+    return ContiguousCopy.apply(result, order=order)
