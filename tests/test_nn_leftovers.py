@@ -439,3 +439,17 @@ def test_dropout3d_masks_and_warnings_match_torch(shape):
         seen.append([str(w.message) for w in caught])
     np.testing.assert_array_equal(outs[1], outs[0])
     assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (1, 1)), ((2, 3), (1,)), ((4, 1, 3), (2, 3))], ids=str)
+def test_cosine_similarity_broadcasts_before_the_norms_as_torch(shapes):
+    a = np.random.default_rng(0).standard_normal(shapes[0])
+    b = np.random.default_rng(1).standard_normal(shapes[1])
+    outs = []
+    for lib in (torch, glassgrad):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        out = lib.nn.functional.cosine_similarity(x, y, dim=-1)
+        out.sum().backward()
+        outs.append((out.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    for ours, theirs in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

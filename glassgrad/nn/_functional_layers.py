@@ -576,6 +576,10 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
                            f"{scalar_type(common)}")
     x1 = x1 if x1.dtype.is_floating_point else x1.to(common)
     x2 = x2 if x2.dtype.is_floating_point else x2.to(common)
+    if x1.shape != x2.shape:  # NOTE: torch broadcasts before the norms (b (1, 1) counts 3 times)
+        from ..ops.shape import broadcast_tensors
+
+        x1, x2 = broadcast_tensors(x1, x2)
     n1 = norm(x1, 2, dim, keepdim=True).clamp_min(eps)
     n2 = norm(x2, 2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
