@@ -28,9 +28,9 @@ def _kernel(mode: str, nd: int, out_size, antialias: bool) -> str:
 
 def check_dtype(x, mode: str, nd: int, out_size, antialias: bool) -> None:
     """Raise torch's NotImplementedError when ``interpolate`` has no kernel for ``x``'s dtype."""
-    kind = x._array.dtype.kind
-    if kind == "f":
-        return
+    half = x.dtype.is_floating_point and x.dtype.itemsize == 2
+    if x.dtype.is_floating_point and not (antialias and half):  # torch's AA: float/double only
+        return  # (bfloat16's NumPy kind is 'V': hence the dtype's flag, not the array's kind)
     if x._array.dtype.name == "uint8" and (
             mode in ("nearest", "nearest-exact") or (nd == 2 and mode in ("bilinear", "bicubic"))):
         return
