@@ -114,6 +114,13 @@ def install_methods(cls) -> None:
 
 def install(namespace: dict) -> None:
     """Wrap every public op function in ``namespace`` (a module's ``vars()``) in place."""
+    import sys
+
     for name, value in list(namespace.items()):
         if not name.startswith("_") and _public_op(value):
-            namespace[name] = tensor_args(value)
+            wrapper = namespace[name] = tensor_args(value)
+            home = sys.modules.get(wrapper.__module__)
+            if getattr(home, wrapper.__qualname__, None) is not wrapper:
+                # NOTE: pickle finds a function by __module__ and __qualname__; the defining
+                # module holds the unwrapped one, so point them at the namespace that holds this
+                wrapper.__module__, wrapper.__qualname__ = namespace["__name__"], name

@@ -293,8 +293,18 @@ def _fill_value(value, np_dtype, shape):
 
 def empty(*args, size=None, dtype=None, device=None, requires_grad=False, **kwargs) -> Tensor:
     """Uninitialised memory is never handed out: ``empty`` returns zeros (``torch.empty``),
-    called as ``zeros`` is."""
-    return _finish(np.zeros(_size_kw("empty", args, size), dtype=_dt(dtype)), requires_grad)
+    called as ``zeros`` is; ``memory_format=channels_last`` (4-D) / ``channels_last_3d`` (5-D)
+    lays them out channels innermost, as torch."""
+    shape = _size_kw("empty", args, size)
+    fmt = kwargs.get("memory_format")
+    if fmt is not None:
+        from ._memory_format import order_of
+
+        order = order_of(fmt, len(shape), "empty")
+        if order is not None:
+            dense = np.zeros(tuple(shape[i] for i in order), dtype=_dt(dtype))
+            return _finish(dense.transpose(np.argsort(order)), requires_grad)
+    return _finish(np.zeros(shape, dtype=_dt(dtype)), requires_grad)
 
 
 def _like(input, dtype, op="zeros_like"):

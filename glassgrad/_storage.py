@@ -35,6 +35,14 @@ def owner(arr) -> np.ndarray:
             return arr
 
 
+def in_shared_memory(arr) -> bool:
+    """True when ``arr``'s memory is a memory map (``share_memory_``, a shared ``from_file``)."""
+    import mmap
+
+    buf = owner(arr).base
+    return isinstance(buf.obj if isinstance(buf, memoryview) else buf, mmap.mmap)
+
+
 def storage_bounds(arr) -> tuple[int, int]:
     """(address of the storage's first byte, its length in bytes) for the array ``arr``."""
     lo, hi = _byte_bounds(owner(arr))
@@ -171,7 +179,7 @@ class UntypedStorage:
         return self._bytes.tolist()
 
     def is_shared(self) -> bool:
-        return False
+        return in_shared_memory(self._bytes)
 
     def is_pinned(self, device="cuda") -> bool:
         return False
@@ -248,7 +256,7 @@ class TypedStorage:
         return self._elems.tolist()
 
     def is_shared(self) -> bool:
-        return False
+        return in_shared_memory(self._elems)
 
     def is_pinned(self, device="cuda") -> bool:
         return False

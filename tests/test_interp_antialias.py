@@ -1,5 +1,6 @@
-"""F.interpolate(antialias=True) against torch: float values and gradients, uint8 bytes, and the
-cases glassgrad refuses (scale_factor, an output dim of 1 beside another resized dim)."""
+"""F.interpolate(antialias=True) against torch: float values and gradients (by size and by
+scale_factor), uint8 bytes, and the case glassgrad refuses (an output width of 1 with the height
+resized, where torch's kernel repeats its first row)."""
 
 import numpy as np
 import pytest
@@ -55,13 +56,49 @@ def test_gradcheck_and_gradgradcheck(mode):
     assert glassgrad.autograd.gradgradcheck(f, (x,))
 
 
-@pytest.mark.parametrize("kwargs", [{"scale_factor": 0.5}, {"size": (3, 1)}], ids=str)
-def test_unpinned_cases_refuse_where_torch_computes(kwargs):
+def test_output_width_1_with_the_height_resized_refuses_where_torch_repeats_row_0():
     x = np.random.default_rng(1).standard_normal((1, 1, 8, 6))
-    torch.nn.functional.interpolate(torch.tensor(x), mode="bilinear", antialias=True, **kwargs)
+    theirs = torch.nn.functional.interpolate(torch.tensor(x), size=(3, 1), mode="bilinear",
+                                             antialias=True).numpy()
+    assert (theirs == theirs[:, :, :1]).all()  # torch's generic kernel copies row 0 down
     with pytest.raises(NotImplementedError, match="antialias=True"):
-        glassgrad.nn.functional.interpolate(glassgrad.tensor(x), mode="bilinear",
-                                            antialias=True, **kwargs)
+        glassgrad.nn.functional.interpolate(glassgrad.tensor(x), size=(3, 1), mode="bilinear",
+                                            antialias=True)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("scale", [0.5, (2.3, 1.7), (0.37, 2.9), (1.01, 0.6), (1.0, 3.0)],
+                         ids=str)
+def test_float_with_scale_factor_matches_torch(mode, align_corners, scale):
+    # NOTE: a dim whose size does not change is not resampled, whatever its scale_factor (1.01)
+    x = np.random.default_rng(3).standard_normal((2, 3, 10, 9))
+    out = {}
+    for lib in (torch, glassgrad):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.interpolate(t, scale_factor=scale, mode=mode,
+                                          align_corners=align_corners, antialias=True)
+        g = np.random.default_rng(7).standard_normal(tuple(y.shape))
+        y.backward(lib.tensor(g))
+        out[lib.__name__] = (y.detach().numpy(), t.grad.numpy())
+    np.testing.assert_allclose(out["glassgrad"][0], out["torch"][0], rtol=1e-10, atol=1e-12)
+    if scale == (1.01, 0.6) and not align_corners:
+        return  # torch's backward is not its forward's derivative here: see the test below
+    np.testing.assert_allclose(out["glassgrad"][1], out["torch"][1], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_unchanged_dim_with_a_scale_factor_gets_the_true_gradient(mode):
+    # torch's forward skips the height (10 * 1.01 -> 10) but its one-shot backward still uses
+    # 1 / 1.01 there, so torch fails its own gradcheck; glassgrad differentiates the forward
+    def f(lib):
+        return lambda t: lib.nn.functional.interpolate(t, scale_factor=(1.01, 0.6), mode=mode,
+                                                       antialias=True)
+
+    x = np.random.default_rng(4).standard_normal((1, 2, 10, 9))
+    assert not torch.autograd.gradcheck(f(torch), (torch.tensor(x, requires_grad=True),),
+                                        raise_exception=False)
+    assert glassgrad.autograd.gradcheck(f(glassgrad), (glassgrad.tensor(x, requires_grad=True),))
 
 
 @pytest.mark.parametrize("shapes", CASES, ids=str)

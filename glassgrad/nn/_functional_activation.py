@@ -180,7 +180,17 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
 def softshrink(input, lambd: float = 0.5):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0 (signed as ``x``);
     NaN stays NaN, with gradient 0 as PyTorch's vectorised kernel
-    (``torch.nn.functional.softshrink``)."""
+    (``torch.nn.functional.softshrink``). RuntimeError for a ``lambd`` outside [0, the dtype's
+    largest finite value]."""
+    if input.dtype.is_floating_point:
+        from .._dtype_info import finfo
+        from ..ops._names import scalar_type
+
+        top = float(finfo(input.dtype).max)
+        if not 0 <= lambd <= top:
+            raise RuntimeError(
+                f"lambda must be in range [0, {top:g}] for input dtype "
+                f"{scalar_type(input.dtype)}, but found {lambd:g}")
     shifted = where(input > lambd, input - lambd, input + lambd)
     return where((input > lambd) | (input < -lambd), shifted, input.detach() * 0.0)
 
@@ -240,11 +250,48 @@ def _in_place(fn, op):
     return method
 
 
+_NEGATIVE_SLOPE = {
+    "elu": "In-place elu backward calculation is triggered with a negative slope which is not "
+           "supported. This is caused by calling in-place forward function with a negative "
+           "slope, please call out-of-place version instead.",
+    "leakyReLu": "In-place leakyReLu backward calculation is triggered with a negative slope "
+                 "which is not supported. This is caused by calling in-place forward function "
+                 "with a negative slope, please call out-of-place version instead. File an issue "
+                 "at https://github.com/pytorch/pytorch if you do require supporting in-place "
+                 "leakRelu backward calculation with negative slope",
+}
+
+
+def refuse_backward(result, kernel: str) -> None:
+    """Make backward through the in-place ``result`` of a negative-slope ``kernel`` raise
+    torch's RuntimeError."""
+    if result.requires_grad:
+        def refuse(grad):
+            raise RuntimeError(_NEGATIVE_SLOPE[kernel])
+
+        result.register_hook(refuse)
+
+
+def _in_place_sloped(fn, op, slope_name, default, kernel):
+    """``_in_place(fn, op)`` whose backward raises torch's RuntimeError for a negative slope: an
+    in-place result no longer holds the input that gradient needs."""
+    method = _in_place(fn, op)
+
+    def sloped(input, *args, **kwargs):
+        result = method(input, *args, **kwargs)
+        if (args[0] if args else kwargs.get(slope_name, default)) < 0:
+            refuse_backward(result, kernel)
+        return result
+
+    sloped.__name__, sloped.__doc__ = op, method.__doc__
+    return sloped
+
+
 hardtanh_ = _in_place(hardtanh, "hardtanh_")
-leaky_relu_ = _in_place(leaky_relu, "leaky_relu_")
-elu_ = _in_place(elu, "elu_")
+leaky_relu_ = _in_place_sloped(leaky_relu, "leaky_relu_", "negative_slope", 0.01, "leakyReLu")
+elu_ = _in_place_sloped(elu, "elu_", "alpha", 1.0, "elu")
 selu_ = _in_place(selu, "selu_")
-celu_ = _in_place(celu, "celu_")
+celu_ = _in_place_sloped(celu, "celu_", "alpha", 1.0, "elu")
 threshold_ = _in_place(threshold, "threshold_")
 _silu_ = _in_place(silu, "silu_")  # (PyTorch has no F.silu_: inplace=True only)
 _mish_ = _in_place(mish, "mish_")

@@ -311,6 +311,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
             f"the calculated number of sliding blocks {out[0]} * {out[1]} = {out[0] * out[1]}, "
             f"but got input.size(2)={x.shape[2]}."
         )
+    if out[0] < 1 or out[1] < 1:  # (a product of two negative counts can match above)
+        raise RuntimeError(
+            f"Given output_size={size}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={tuple(p for p, _ in pads)}, stride={stride}, calculated shape of the array "
+            f"of sliding blocks as ({out[0]}, {out[1]}), which is too small (non-positive)")
     result = _conv.Col2Im.apply(x, size=size, kernel=kernel, stride=stride, padding=pads,
                                 dilation=dilation)
     return result if batched else result.squeeze(0)

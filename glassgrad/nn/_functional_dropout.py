@@ -27,7 +27,9 @@ def _mask_dropout(input, p, mask_shape):
     if p == 1.0:  # NOTE: torch's input.mul(zeros({}, input.options())): an int input stays int
         return input * (0.0 if dt.kind == "f" or dt == dtypes.bfloat16.np else 0)
     noise = _rng(None).bernoulli(mask_shape, dt, 1.0 - p)
-    return input * Tensor._make(noise / dt.type(1.0 - p))
+    from ._memory_layout import like_strides  # NOTE: torch's product keeps input's dim order
+
+    return like_strides(input * Tensor._make(noise / dt.type(1.0 - p)), input)
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
@@ -55,7 +57,14 @@ _dropout_ = _composite_inplace(_feature_dropout, "dropout_")
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` (``torch.nn.functional.dropout1d``)."""
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` (``torch.nn.functional.dropout1d``);
+    RuntimeError for another rank."""
+    _check_p(p)  # torch checks p first
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, "
+            "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
     return _feature_dropout(input, p, training, 3, inplace)
 
 
@@ -82,5 +91,17 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of ``(N, C, D, H, W)`` (``torch.nn.functional.dropout3d``)."""
-    return _feature_dropout(input, p, training, 5, inplace)
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)``
+    (``torch.nn.functional.dropout3d``); another rank warns, as torch, and is taken as unbatched
+    (one mask value per index of its first dim)."""
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=3)
+    # NOTE: torch unsqueezes all but a 5-D input, so only a 5-D one keeps a batch dim
+    return _feature_dropout(input, p, training, 5 if input.ndim == 5 else input.ndim + 1,
+                            inplace)

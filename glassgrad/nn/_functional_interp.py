@@ -76,15 +76,20 @@ def _weighted_gather(x, dim: int, taps, dtype):
     return out
 
 
-def _aa_unpinned(in_size, out_size, scales) -> bool:
-    # NOTE: measured against torch 2.13 on 300 random cases: the separable anti-aliasing weights
-    # match torch to 1e-15 with size=, but not with a scale_factor (up to 1.3 off) nor with an
-    # output dim of 1 beside another resized dim (up to 3.0 off), where torch's kernel does
-    # something the weights do not yet reproduce
-    if any(sc is not None and sc > 0 for sc in scales):
-        return True
-    resized = [o for s, o in zip(in_size, out_size) if s != o]
-    return len(resized) > 1 and 1 in resized
+def _first_row_bug(in_size, out_size) -> bool:
+    # NOTE: torch 2.13's generic separable kernel (float antialias; uint8 with more than 4
+    # channels) gets the vertical pass wrong when the output width is 1: its TensorIterator
+    # merges height into the inner loop, which reads the first row's source index for every
+    # row, so each output row repeats row 0. glassgrad refuses rather than copy that.
+    return len(in_size) == 2 and out_size[1] == 1 and in_size[0] != out_size[0]
+
+
+def _refuse_first_row_bug(mode, in_size, out_size, antialias):
+    raise NotImplementedError(
+        f"glassgrad: interpolate(mode={mode!r}, antialias={antialias}) from {tuple(in_size)} to "
+        f"{tuple(out_size)} is not implemented: with an output width of 1 and the height resized, "
+        "torch 2.13's CPU kernel repeats the first output row in every row; glassgrad refuses "
+        "rather than give other numbers")
 
 
 def resample(x, mode: str, in_size, out_size, scales, align_corners: bool, antialias=False):
@@ -97,36 +102,23 @@ def resample(x, mode: str, in_size, out_size, scales, align_corners: bool, antia
         return pool[len(in_size) - 1](x, out_size)
     dtype = x._array.dtype
     ft = np.float64 if dtype == np.float64 else np.float32
-    if antialias and _aa_unpinned(in_size, out_size, scales):
-        raise NotImplementedError(
-            f"glassgrad: interpolate(mode={mode!r}, antialias=True) with scale_factor, or with an "
-            f"output size of 1 while another dim also resizes ({tuple(in_size)} -> "
-            f"{tuple(out_size)}), is not implemented: torch's kernel differs from the separable "
-            "weights there and glassgrad refuses rather than give other numbers; pass size= instead")
-    # NOTE: non-antialias bicubic uint8 is not yet byte-exact to torch, so it still refuses below
-    # NOTE: with a scale_factor the uint8 weights differ from torch's bytes (up to 159 off in 4 of
-    # 200 random cases), so that case refuses below until it is pinned
-    if dtype == np.uint8 and len(in_size) == 2 and (mode == "bilinear" or (
-            mode == "bicubic" and antialias)) and not _aa_unpinned((), (), scales):
+    if dtype == np.uint8 and len(in_size) == 2 and mode in ("bilinear", "bicubic"):
+        if x.shape[1] > 4 and _first_row_bug(in_size, out_size):
+            _refuse_first_row_bug(mode, in_size, out_size, antialias)
         from ._interp_uint8 import resample_uint8  # NOTE: its module docstring says why
 
         return primitive._make(resample_uint8(x._array, out_size, scales, mode, antialias,
                                               align_corners))
     if antialias and dtype.kind == "f":
+        if _first_row_bug(in_size, out_size):
+            _refuse_first_row_bug(mode, in_size, out_size, antialias)
         from ._interp_aa import dense_weights, taps
 
         for i, (s, o, sc) in enumerate(zip(in_size, out_size, scales)):
-            if s != o or (sc is not None and sc > 0 and sc != 1.0):
+            if s != o:  # NOTE: torch skips a dim whose size stays, whatever its scale_factor
                 dense = dense_weights(s, o, mode, True, align_corners, sc)
                 x = _weighted_gather(x, 2 + i, taps(dense), dtype)
         return x
-    if dtype.kind in "iub" and mode not in ("nearest-exact", "area"):
-        # NOTE: torch's uint8 kernels use fixed-point weights and round between passes; floating
-        # weights differ from them by 1 in a few percent of pixels, so refuse rather than differ
-        raise NotImplementedError(
-            f"glassgrad: interpolate(mode={mode!r}) of {dtype} input is not implemented (torch's "
-            "fixed-point integer kernels); convert the input to a floating dtype first"
-        )
     for i, (s, o, sc) in enumerate(zip(in_size, out_size, scales)):
         dim = 2 + i
         if mode == "nearest-exact":

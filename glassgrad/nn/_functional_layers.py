@@ -4,6 +4,8 @@ primitives: no derivative code."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -268,6 +270,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
+    _check_normalized_shape(normalized_shape)
     if input.is_floating_point():
         _check_mixed("layer_norm", input, weight, bias)
     if _half_input(input):
@@ -298,11 +301,19 @@ def _check_affine_shape(normalized_shape, **affine) -> None:
                                f"{list(normalized_shape)}")
 
 
+def _check_normalized_shape(normalized_shape: tuple) -> None:
+    if not normalized_shape:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            "one element, but got normalized_shape = []")
+
+
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``x / sqrt(mean(x^2) + eps) * weight`` over the trailing dims (``torch.nn.functional.rms_norm``)."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     k = len(tuple(normalized_shape))
+    _check_normalized_shape(tuple(normalized_shape))
     if is_tensor(input) and input.ndim < k:
         raise ValueError(f"Input tensor must have at least {k} dimensions, but got {input.ndim}")
     _check_affine_shape(tuple(normalized_shape), weight=weight)
@@ -331,6 +342,11 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
             "Expected number of channels in input to be divisible by num_groups, but got input of "
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
+    # torch's _verify_batch_size on (N * C / G, G, *spatial): one value per group is refused
+    per_group = [n * c // num_groups, num_groups] + list(input.shape[2:])
+    if math.prod(per_group[:1] + per_group[2:]) == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{per_group}")
     if input.is_floating_point():
         _check_mixed("group_norm", input, weight, bias)
     if _half_input(input):
@@ -430,8 +446,15 @@ def pad(input, pad, mode: str = "constant", value=None):
             f"got padding length {len(pad)} and input of dimension {input.ndim}"
         )
     if mode != "constant" and value not in (None, 0, 0.0):
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
     k = len(pad) // 2
+    if mode != "constant" and (not 1 <= k <= 3 or input.ndim not in (k + 1, k + 2)):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode in ("reflect", "replicate") and input.ndim in (k + 1, k + 2) and 0 in (
             input.shape[1:] if input.ndim == k + 2 else input.shape):
         raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
@@ -466,7 +489,13 @@ def pad(input, pad, mode: str = "constant", value=None):
                 f"Unrecognised padding mode {mode} (glassgrad: use constant, reflect, replicate "
                 "or circular)"
             )
-    return _pad_named(out, input, mode, k)
+    if out is input or np.may_share_memory(out._array, input._array):
+        out = out.clone()  # torch's pad never returns a view of its input
+    if mode == "circular":  # NOTE: torch's circular pad writes a contiguous output
+        return _pad_named(out.contiguous(), input, mode, k)
+    from ._memory_layout import like_input
+
+    return _pad_named(like_input(out, input), input, mode, k)
 
 
 def _pad_named(out, input, mode, k):
@@ -553,7 +582,18 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``, broadcasting
-    (``torch.nn.functional.cosine_similarity``)."""
+    (``torch.nn.functional.cosine_similarity``); an integer or bool input is promoted to the
+    common dtype, which must be floating (RuntimeError otherwise)."""
+    common = dtypes.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{scalar_type(common)}")
+    x1 = x1 if x1.dtype.is_floating_point else x1.to(common)
+    x2 = x2 if x2.dtype.is_floating_point else x2.to(common)
+    if x1.shape != x2.shape:  # NOTE: torch broadcasts before the norms (b (1, 1) counts 3 times)
+        from ..ops.shape import broadcast_tensors
+
+        x1, x2 = broadcast_tensors(x1, x2)
     n1 = norm(x1, 2, dim, keepdim=True).clamp_min(eps)
     n2 = norm(x2, 2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)

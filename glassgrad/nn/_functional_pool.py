@@ -235,6 +235,12 @@ def _adaptive_size(x, output_size, nd, op) -> tuple:
     if any(o < 0 for o in sizes):
         raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 "
                            f"but received {list(sizes)}")
+    shape = list(x.shape[:2]) + ([1] if nd == 1 else []) + list(sizes)  # torch pools 1-D as 2-D
+    numel = math.prod(shape)
+    if numel > (1 << 63) - 1 and "avg" in op:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if numel * x._array.dtype.itemsize > (1 << 63) - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={shape}")
     return sizes
 
 
@@ -370,7 +376,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        out = _ntuple(size, nd, "size", "interpolate")
+        from ._interp_dtypes import check_size
+
+        out = check_size(size, in_size, mode)
         scales = (None,) * nd
     else:
         scales = tuple(float(s) for s in (
@@ -384,12 +392,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         out = tuple(math.floor(s * f) for s, f in zip(in_size, scales))
         if recompute_scale_factor:
             scales = (None,) * nd
+    from ._interp_dtypes import check_dtype, check_sizes
+
+    check_sizes(mode, in_size, out)
+    check_dtype(input, mode, nd, out, bool(antialias))
+    from ._memory_layout import like_input  # NOTE: torch's output takes a channels-last input's
+
     x = input
     if mode != "nearest":
         from ._functional_interp import resample
 
-        return _named(resample(x, mode, in_size, out, scales, align_corners, bool(antialias)),
-                      input, mode, nd, antialias)
+        return _named(like_input(resample(x, mode, in_size, out, scales, align_corners,
+                                          bool(antialias)), input), input, mode, nd, antialias)
     factors = [o // s if s and o % s == 0 else 0 for s, o in zip(in_size, out)]
     if all(factors) and all(sc is None or sc == f for sc, f in zip(scales, factors)):
         # integer factors: insert a size-f axis after each spatial dim and broadcast into it
@@ -399,13 +413,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         full = list(x.shape[:2])
         for s, f in zip(in_size, factors):
             full += [s, f]
-        return _named(x.reshape(shape).expand(*full).reshape(*x.shape[:2], *out), input, mode,
-                      nd, antialias)
+        return _named(like_input(x.reshape(shape).expand(*full).reshape(*x.shape[:2], *out),
+                                 input), input, mode, nd, antialias)
     for i, (s, o, sc) in enumerate(zip(in_size, out, scales)):
         if s != o:
             index = primitive._make(_nearest_index(s, o, sc))
             x = x.index_select(2 + i, index)
-    return _named(x, input, mode, nd, antialias)
+    return _named(like_input(x, input), input, mode, nd, antialias)
 
 
 _UPSAMPLE = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",

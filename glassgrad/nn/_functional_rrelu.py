@@ -57,8 +57,18 @@ _rrelu_inplace = _composite_inplace(_rrelu, "rrelu_")
 
 
 def rrelu_(input, lower: float = _LOWER, upper: float = _UPPER, training: bool = False):
-    """In-place ``rrelu`` (``torch.nn.functional.rrelu_``); returns ``input``."""
-    return _rrelu_inplace(input, lower, upper, training)
+    """In-place ``rrelu`` (``torch.nn.functional.rrelu_``); returns ``input``. Outside training
+    a negative mean slope makes backward raise, as torch (it is then an in-place leaky_relu_)."""
+    return _refuse_negative(_rrelu_inplace(input, lower, upper, training), lower, upper,
+                            training)
+
+
+def _refuse_negative(result, lower, upper, training):
+    if not training and (lower + upper) / 2 < 0:
+        from ._functional_activation import refuse_backward
+
+        refuse_backward(result, "leakyReLu")
+    return result
 
 
 def rrelu_top(input, lower: float = _LOWER, upper: float = _UPPER, training: bool = False,
@@ -70,7 +80,8 @@ def rrelu_top(input, lower: float = _LOWER, upper: float = _UPPER, training: boo
 def rrelu_top_(input, lower: float = _LOWER, upper: float = _UPPER, training: bool = False,
                generator=None):
     """``torch.rrelu_``: in-place ``torch.rrelu``; returns ``input``."""
-    return _rrelu_inplace(input, lower, upper, training, generator)
+    return _refuse_negative(_rrelu_inplace(input, lower, upper, training, generator), lower,
+                            upper, training)
 
 
 # NOTE: published as torch.rrelu / torch.rrelu_, so errors and reprs name them so

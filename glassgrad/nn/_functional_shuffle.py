@@ -28,6 +28,12 @@ def _check_rank(op: str, input) -> None:
                            f"with {input.dim()} dimension(s)")
 
 
+def _layout(result, input):
+    from ._memory_layout import like_input  # NOTE: torch's kernel keeps channels-last
+
+    return like_input(result, input) if input.ndim == 4 else result
+
+
 def pixel_shuffle(input, upscale_factor: int):
     """``(*, C r^2, H, W) -> (*, C, H r, W r)`` with ``r = upscale_factor``
     (``torch.nn.functional.pixel_shuffle``). Raises RuntimeError for fewer than 3 dims, a
@@ -49,7 +55,8 @@ def pixel_shuffle(input, upscale_factor: int):
     n = len(lead)
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return named_as(x.reshape(*lead, c // (r * r), h * r, w * r), "PixelShuffleBackward0", input)
+    out = _layout(x.reshape(*lead, c // (r * r), h * r, w * r), input)
+    return named_as(out, "PixelShuffleBackward0", input)
 
 
 def pixel_unshuffle(input, downscale_factor: int):
@@ -68,8 +75,8 @@ def pixel_unshuffle(input, downscale_factor: int):
     n = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return named_as(x.reshape(*lead, c * r * r, h // r, w // r), "PixelUnshuffleBackward0",
-                    input)
+    out = _layout(x.reshape(*lead, c * r * r, h // r, w // r), input)
+    return named_as(out, "PixelUnshuffleBackward0", input)
 
 
 def channel_shuffle(input, groups: int):

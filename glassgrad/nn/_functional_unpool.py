@@ -69,7 +69,9 @@ def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nd,
     out = _output_size(in_size, kernel, step, pad, output_size)
     lead = tuple(input.shape[:-nd])
     plane = int(np.prod(out))
-    idx = indices._array.reshape(lead + (-1,))
+    # NOTE: an explicit plane size: -1 cannot be inferred when the batch is empty
+    per_plane = int(np.prod(in_size))
+    idx = indices._array.reshape(lead + (per_plane,))
     if idx.size and (idx.min() < 0 or idx.max() >= plane):
         bad = idx.max() if idx.max() >= plane else idx.min()
         sizes = "x".join(str(s) for s in (out + (1,) * (kernel_nd - nd)))
@@ -78,7 +80,7 @@ def _max_unpoolnd(input, indices, kernel_size, stride, padding, output_size, nd,
         )
     from ..ops.primitive import _make
 
-    flat = input.reshape(*lead, -1)
+    flat = input.reshape(*lead, per_plane)
     zeros = _make(np.zeros(lead + (plane,), dtype=input._array.dtype))
     return zeros.scatter(-1, _make(idx), flat).reshape(*lead, *out)
 

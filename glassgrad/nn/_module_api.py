@@ -126,3 +126,23 @@ def overwritten(p, new, fn):
         with no_grad():
             fresh.grad = fn(p._grad).requires_grad_(p._grad.requires_grad)
     return fresh
+
+
+def register_buffer_compat(module, name, value, persistent: bool) -> None:
+    """``module.register_buffer(name, value, persistent)`` from ``__setattr__``, as torch calls it:
+    a subclass whose own ``register_buffer`` lacks ``persistent`` gets two arguments (its
+    behaviour from before the argument existed), and a non-persistent buffer is refused there."""
+    import inspect
+
+    from .module import Module
+
+    method = module.register_buffer
+    if getattr(method, "__func__", None) is Module.register_buffer or (
+            "persistent" in inspect.signature(method).parameters):
+        method(name, value, persistent)
+        return
+    if not persistent:
+        raise RuntimeError(
+            "Registering a non-persistent buffer on a Module subclass that implements "
+            "register_buffer() without the persistent argument is not allowed.")
+    method(name, value)

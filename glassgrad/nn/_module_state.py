@@ -126,12 +126,17 @@ def load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missi
                 f"{param.size()} and whose dimensions in the checkpoint are {value.size()}, an "
                 f"exception occurred : {ex.args}."
             )
+    from .module import Module
+
     extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-    if _has_extra_state(self):
+    # NOTE: torch keys loading on set_extra_state being overridden (saving on get_extra_state)
+    if type(self).set_extra_state is not Module.set_extra_state:
         if extra_key in state_dict:
             self.set_extra_state(state_dict[extra_key])
         elif strict:
             missing_keys.append(extra_key)
+    elif strict and extra_key in state_dict:
+        unexpected_keys.append(extra_key)
     if strict:
         for key in state_dict:
             if key.startswith(prefix) and key != extra_key:

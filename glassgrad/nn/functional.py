@@ -38,6 +38,8 @@ from ._functional_ctc import *  # noqa: F403
 from ._functional_linear_ce import *  # noqa: F403
 # issue 16, lane embed
 from ._functional_embedding_bag import embedding_bag  # noqa: E402,F401
+# issue 16, lane nn
+from . import grad  # noqa: E402,F401 - torch.nn.functional.grad is the torch.nn.grad module
 
 _ATTENTION = ("scaled_dot_product_attention", "multi_head_attention_forward")
 

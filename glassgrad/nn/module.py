@@ -19,6 +19,7 @@ from . import _module_hooks as _hooks
 from . import _module_hooks_legacy as _legacy_hooks
 from . import _module_state as _state_dict
 from . import _module_api as _api
+from . import _module_args as _args
 from ._module_hooks import (  # noqa: F401 - torch.nn.modules.module's global hook API
     register_module_backward_hook,
     register_module_buffer_registration_hook,
@@ -72,11 +73,8 @@ class Module:
     call_super_init = False
 
     def __init__(self, *args, **kwargs) -> None:
-        if args or kwargs:
-            raise TypeError(
-                f"{type(self).__name__}.__init__() got an unexpected argument; Module.__init__() "
-                "takes no arguments"
-            )
+        if not self.call_super_init and (args or kwargs):
+            _args.check_init_args(self, args, kwargs)
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = {}
@@ -95,6 +93,8 @@ class Module:
         d["_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_pre_hooks"] = OrderedDict()
         d["_load_state_dict_post_hooks"] = OrderedDict()
+        if self.call_super_init:  # torch's opt-in for cooperative multiple inheritance
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(
@@ -242,10 +242,9 @@ class Module:
                 raise AttributeError("cannot assign buffer before Module.__init__() call")
             if isinstance(value, Buffer):
                 persistent = value.persistent
-                d.pop(name, None)
             else:
                 persistent = name not in self._non_persistent_buffers_set
-            self.register_buffer(name, value, persistent)
+            _api.register_buffer_compat(self, name, value, persistent)
             return
         object.__setattr__(self, name, value)
 
@@ -458,26 +457,20 @@ class Module:
     def to(self, *args, **kwargs) -> Module:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``: floating
         parameters and buffers change dtype in place; devices are all the CPU."""
-        if "copy" in kwargs:  # PyTorch parses it with Tensor.to's signature, then refuses it
+        device, dtype, bound = _args.parse_to(args, kwargs)
+        if "copy" in bound:  # PyTorch parses it with Tensor.to's signature, then refuses it
             raise RuntimeError(".to() does not accept copy argument")
-        dtype = kwargs.get("dtype")
-        for a in args:
-            if isinstance(a, dtypes.dtype):
-                dtype = a
-            elif isinstance(a, Tensor):
-                dtype = a.dtype
-            elif a is not None:
-                _device(a)
-        if kwargs.get("device") is not None:
-            _device(kwargs["device"])
-        if dtype is None:
+        if device is not None:
+            _device(device)
+        fmt = bound.get("memory_format")
+        if dtype is None and fmt is None:
             return self
-        if not dtype.is_floating_point:
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
                 f"dtype={dtype}"
             )
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        return self._apply(lambda t: _args.convert(t, dtype, fmt))
 
     def _cast(self, d) -> Module:
         return self._apply(lambda t: t.to(d) if t.is_floating_point() else t)

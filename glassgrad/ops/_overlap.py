@@ -17,7 +17,8 @@ import numpy as np
 from .._user_warning import warn_user
 
 # op names as ``Tensor._write`` gets them: written with overlap without a word / with a warning
-_EXEMPT = frozenset({"fill"})
+# (threshold_ too: torch skips the check for it, the write being idempotent)
+_EXEMPT = frozenset({"fill", "threshold_"})
 _DEPRECATED = {"maskedfill": "masked_fill_", "maskedfill_index": "masked_fill_",
                "index_fill_": "index_fill_", "index_put_": "index_put_"}
 _OVERLAP_MESSAGE = (

@@ -282,6 +282,10 @@ def multi_head_attention_forward(
                 f"{(bsz * num_heads, tgt_len, src_len)}."
             )
     if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
         k = cat([k, bias_k.repeat(1, bsz, 1)])
         v = cat([v, bias_v.repeat(1, bsz, 1)])
         attn_mask = None if attn_mask is None else _pad_column(attn_mask)

@@ -46,15 +46,18 @@ class _ConvNd(Module):
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _ntuple(kernel_size, nd, "kernel_size")
-        self.stride = _ntuple(stride, nd, "stride")
-        self.dilation = _ntuple(dilation, nd, "dilation")
         if isinstance(padding, str):
             if padding not in ("valid", "same"):
                 raise ValueError(
                     f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}"
                 )
-            if padding == "same" and any(s != 1 for s in self.stride):
+            # NOTE: torch's _pair keeps a sequence as given, so this sees a stride of any length
+            strides = tuple(stride) if isinstance(stride, (tuple, list)) else (stride,)
+            if padding == "same" and any(s != 1 for s in strides):
                 raise ValueError("padding='same' is not supported for strided convolutions")
+        self.stride = _ntuple(stride, nd, "stride")
+        self.dilation = _ntuple(dilation, nd, "dilation")
+        if isinstance(padding, str):
             self.padding = padding
         else:
             self.padding = _ntuple(padding, nd, "padding")

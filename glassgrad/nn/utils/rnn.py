@@ -153,6 +153,8 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
         raise RuntimeError(
             f"pack_padded_sequence: expected a padded batch of at least 2 dims, got {input.dim()}-D"
         )
+    if input.numel() == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
     n_steps, batch = input.shape[time_dim], input.shape[batch_dim]
     if lens.size != batch:
         raise RuntimeError(
@@ -242,7 +244,15 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
         raise RuntimeError(
             f"Expected padding_side to be one of left or right, but got {padding_side}."
         )
+    if not isinstance(sequences, Tensor) and not hasattr(sequences, "__iter__"):
+        raise RuntimeError(
+            "pad_sequence: Expected iterable for input sequences, but got arg of type: "
+            f"{type(sequences)}")
     sequences = list(sequences.unbind(0) if isinstance(sequences, Tensor) else sequences)
+    for i, s in enumerate(sequences):
+        if not isinstance(s, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(s).__name__}")
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     trailing = tuple(sequences[0].shape[1:])
