@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _factory_args as _fac
+from . import _memory_format as _mf
 from . import comparison as cmp
 from . import dtypes
 from . import functional as _fn
@@ -124,7 +125,9 @@ from . import _tensor_operators  # noqa: F401
 
 # --- conversions -------------------------------------------------------------------------------
 def to(self, *args, **kwargs):
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``: self when unchanged."""
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``, each with
+    ``memory_format=`` (``channels_last`` and the others lay the result out as ``contiguous``
+    does; ``preserve_format`` keeps it): self when unchanged (``torch.Tensor.to``)."""
     dtype = kwargs.get("dtype")
     copy = kwargs.get("copy", False)
     for a in args:
@@ -137,6 +140,9 @@ def to(self, *args, **kwargs):
     if "device" in kwargs and kwargs["device"] is not None:
         _device(kwargs["device"])
     out = self if dtype is None else ew.to_dtype(self, dtype)
+    fmt = kwargs.get("memory_format")
+    if fmt is not None and fmt is not _mf.preserve_format:
+        out = out.contiguous(memory_format=fmt)  # self when already laid out so, as torch
     if copy and out is self:
         out = ew.clone(self)
     return out
