@@ -83,12 +83,13 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if align_to_window is not None and center:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:
-        lead = x.ndim == 1
         from .nn.functional import pad
 
-        xb = x.reshape(1, 1, -1) if lead else x.reshape(1, *x.shape)
-        xb = pad(xb, (n_fft // 2, n_fft // 2), mode=pad_mode)
-        x = xb.reshape(-1) if lead else xb.reshape(x.shape[:-1] + (xb.shape[-1],))
+        # torch's layer: viewed as 3-D at least (a 3-D or larger input as it is), padded, viewed back
+        dims = x.ndim
+        xb = pad(x.reshape((1,) * (3 - dims) + tuple(x.shape)), (n_fft // 2, n_fft // 2),
+                 mode=pad_mode)
+        x = xb.reshape(tuple(xb.shape[-dims:]))
     elif align_to_window and win_length < n_fft:
         from .nn.functional import pad
 

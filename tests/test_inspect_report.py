@@ -5,6 +5,7 @@ import collections
 import os
 import re
 import runpy
+import subprocess
 import sys
 
 import pytest
@@ -54,8 +55,13 @@ def _named(model):
 
 @pytest.fixture(scope="module")
 def net_report(tmp_path_factory):
+    # a fresh process, as `glassgrad inspect` runs for a user: the memory rows count every live
+    # parameter, and modules other tests left alive in this process are not the script's
     out = str(tmp_path_factory.mktemp("inspect") / "net.html")
-    run(NET, ["4"], steps=3, out=out)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-m", "glassgrad.inspect", "--steps", "3", "--out", out,
+                    NET, "4"], check=True, capture_output=True, timeout=300, env=env, cwd=root)
     return out, _data(out)
 
 

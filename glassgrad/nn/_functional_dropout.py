@@ -96,7 +96,7 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     (one mask value per index of its first dim)."""
     _check_p(p)
     if input.ndim not in (4, 5):
-        warnings.warn(
+        warn_user(
             f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
             "will result in an error in a future release. To retain the behavior and silence "
             "this warning, please use dropout instead. Note that dropout3d exists to provide "
