@@ -184,12 +184,15 @@ class _History:
 
 
 _HISTORY: list = [None]
+_TRACKING_BEFORE: list = [True]  # whether buffer tracking was on before the history started it
 
 
 def _start(enabled="all", context="all", max_entries: int = sys.maxsize,
            clear_history: bool = False, skip_actions=()) -> _History:
     h = _HISTORY[0]
     if h is None or clear_history:
+        if h is None:
+            _TRACKING_BEFORE[0] = _memory.is_tracking()
         _memory._ensure()
         h = _History(enabled == "all", context, max_entries, skip_actions)
         h.seed()
@@ -215,6 +218,10 @@ def _full() -> tuple:
 def _stop() -> None:
     _HISTORY[0] = None
     _memory._listener[0] = None
+    if not _TRACKING_BEFORE[0]:
+        # a history turned tracking on: turn it off again, so that recording one step does not
+        # leave every later tensor creation paying for the accounting (NOTE [Memory accounting])
+        _memory.set_tracking(False)
 
 
 def kind_of(block: dict, t0: int = 0, rank=None) -> str:

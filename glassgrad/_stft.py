@@ -85,7 +85,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if center:
         from .nn.functional import pad
 
-        # torch's layer: viewed as 3-D at least (a 3-D or larger input as it is), padded, viewed back
+        # torch's layer: viewed as 3-D at least (3-D or more as it is), padded, viewed back
         dims = x.ndim
         xb = pad(x.reshape((1,) * (3 - dims) + tuple(x.shape)), (n_fft // 2, n_fft // 2),
                  mode=pad_mode)

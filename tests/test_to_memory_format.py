@@ -42,5 +42,5 @@ def test_already_laid_out_returns_self_and_copy_copies():
 
 def test_wrong_rank_raises_as_torch():
     for m in (torch, glassgrad):
-        with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last"):
             m.ones(2, 3, 4).to(memory_format=m.channels_last)

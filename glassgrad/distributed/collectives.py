@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._user_warning import warn_user
 from . import _fingerprint, _progress_thread
 from ._buffers import (
     Staged, byte_view, check_writable, compute_dtype, mpi, mpi_datatype, mpi_op, tensor_array,
@@ -48,9 +49,7 @@ def progress(pg) -> None:
 
 def not_member(pg, what: str) -> bool:
     if pg is GroupMember.NON_GROUP_MEMBER:
-        import warnings
-
-        warnings.warn(f"Running {what} on global rank {mpi().COMM_WORLD.Get_rank()} which does "
+        warn_user(f"Running {what} on global rank {mpi().COMM_WORLD.Get_rank()} which does "
                       "not belong to the given group.", stacklevel=3)
         return True
     return False

@@ -18,7 +18,8 @@ import signal
 import sys
 import tempfile
 import time
-import warnings
+
+from .._user_warning import warn_user
 
 __all__ = ["ProcessContext", "ProcessException", "ProcessExitedException",
            "ProcessRaisedException", "spawn", "SpawnContext", "start_processes"]
@@ -155,7 +156,7 @@ class SpawnContext(ProcessContext):
     """The old name of ProcessContext (deprecated, as in torch)."""
 
     def __init__(self, processes, error_files):
-        warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.",
+        warn_user("SpawnContext is renamed to ProcessContext since 1.4 release.",
                       stacklevel=2)
         super().__init__(processes, error_files)
 
@@ -200,7 +201,7 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
         >>> glassgrad.multiprocessing.spawn(train, args=(model,), nprocs=2)
     """
     if start_method != "spawn":
-        warnings.warn(
+        warn_user(
             f"This method only supports start_method=spawn (got: {start_method}).\nTo use a "
             "different start_method use:\n\t\t torch.multiprocessing.start_processes(...)",
             FutureWarning, stacklevel=2)

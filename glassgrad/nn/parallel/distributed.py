@@ -10,8 +10,8 @@ buckets while it runs (``_ddp_reducer``); each forward first broadcasts rank 0's
 from __future__ import annotations
 
 import contextlib
-import warnings
 
+from ..._user_warning import warn_user
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ..module import Module
 from . import _ddp_buckets, _ddp_diagnose, _ddp_sink
@@ -93,7 +93,7 @@ class DistributedDataParallel(Module):
                 f"{device_ids}, output_device {output_device}, and module parameters "
                 f"{ {p.device for _, p in named} }.")
         if broadcast_buffers is not None:
-            warnings.warn(
+            warn_user(
                 "`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. "
                 "IMPORTANT: unlike `broadcast_buffers=False`, `forward_sync_buffers=False` still "
                 "syncs buffers at init. If you rely on buffers NOT being synced at init (e.g. "
@@ -103,7 +103,7 @@ class DistributedDataParallel(Module):
                 "`broadcast_buffers` is deprecated and its value is ignored when "
                 "`forward_sync_buffers` is provided.", FutureWarning, stacklevel=2)
         if check_reduction:
-            warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module is "
+            warn_user("The `check_reduction` argument in `DistributedDataParallel` module is "
                           "deprecated. Please avoid using it.", FutureWarning, stacklevel=2)
         if forward_sync_buffers is not None:
             self.forward_sync_buffers, init_sync_buffers = forward_sync_buffers, True
