@@ -306,12 +306,27 @@ def test_errors_are_torchs(ranks, torch_answers):
 
 def _launch(out, lib, port):
     env = dict(os.environ, PYTHONPATH=ROOT, OPENBLAS_NUM_THREADS="1")
-    alias = ["-m", "glassgrad.alias"] if lib == "glassgrad" else []
-    done = subprocess.run([sys.executable, "-m", "glassgrad.distributed.run", "--nproc-per-node",
+    # torch's side under torchrun itself, as torch users launch it
+    launcher, alias = (("glassgrad.distributed.run", ["-m", "glassgrad.alias"])
+                       if lib == "glassgrad" else ("torch.distributed.run", []))
+    done = subprocess.run([sys.executable, "-m", launcher, "--nproc-per-node",
                            "2", "--master-port", str(port), *alias,
                            os.path.join(ROOT, "tests", "ddp_workflow.py"), str(out), lib],
                           env=env, capture_output=True, text=True, timeout=240)
+    if lib == "torch" and done.returncode != 0 and _complete(out, lib) and (
+            "terminate called without an active exception" in done.stderr):
+        # the oracle's own flake: on a loaded machine torch's gloo sometimes aborts in
+        # destroy_process_group, after both ranks wrote their results (seen under torchrun too)
+        return
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def _complete(out, lib) -> bool:
+    try:
+        return all("hook/state" in json.load(open(os.path.join(out, f"{lib}{r}.json")))
+                   for r in range(2))
+    except (OSError, ValueError):
+        return False
 
 
 def test_the_same_script_on_torch_and_glassgrad(tmp_path):

@@ -10,6 +10,17 @@ import pytest
 import glassgrad
 import glassgrad.nn as nn
 
+
+@pytest.fixture(autouse=True)
+def _plain_tensor_creation_after():
+    """Leave tensor creation plain again: a test that reads memory_allocated() after its history
+    stopped turns tracking on for the rest of the process (the overhead budget tests see it)."""
+    yield
+    from glassgrad import _memory_timeline
+    if _memory_timeline._HISTORY[0] is None:
+        glassgrad.memory.set_tracking(False)
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Run in a fresh process so "the process's tensor bytes" means this step's and nothing else's.
