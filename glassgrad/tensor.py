@@ -209,7 +209,7 @@ class Tensor:
                 "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
                 "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
                 "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
-                "informations. (glassgrad: this tensor is the output of "
+                "information. (glassgrad: this tensor is the output of "
                 f"{self.grad_fn.name()}.)",
                 UserWarning,
                 stacklevel=2,
