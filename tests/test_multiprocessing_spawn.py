@@ -38,7 +38,10 @@ def worker(rank, model, q, out, barrier, done, whole, tail):
                     p.sub_(0.01 * p.grad)
         barrier.wait()
     t = q.get()
-    t.add_(rank + 1)  # both children add into the parent's tensor
+    for turn in range(2):  # both children add into the parent's tensor, one after the other:
+        if turn == rank:  # two unsynchronised add_ race (read, read, write, write), as in torch
+            t.add_(rank + 1)
+        barrier.wait()
     out.put((rank, loss.item(), torch.full((2,), float(rank)), type(model.weight).__name__,
              model.weight.requires_grad))
     done.wait()
